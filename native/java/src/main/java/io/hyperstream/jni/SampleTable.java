@@ -1,0 +1,85 @@
+package io.hyperstream.jni;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The generated sample table of the native library: every value is a documented function of the
+ * row id (see {@code native/src/table/sample.rs}), so any reader can check what reached it.
+ *
+ * <p>Columns: {@code id bigint}, {@code value double = id * 0.5}, {@code category string =
+ * "cat-" + id % 7} (null when {@code id % 10 == 9}), {@code flag boolean = id % 3 == 0}, {@code
+ * embedding float[dimension]} with element {@code j = ((id * 31 + j * 17 + seed) % 1000) / 1000}.
+ */
+public final class SampleTable extends NativeHandle {
+    private final long rows;
+    private final int dimension;
+    private final long seed;
+
+    private SampleTable(long handle, long rows, int dimension, long seed) {
+        super("sample table (" + rows + " rows, dimension " + dimension + ")", handle, SampleTable::closeNative);
+        this.rows = rows;
+        this.dimension = dimension;
+        this.seed = seed;
+    }
+
+    /** Opens a sample table; rows >= 0, dimension in 1..65536. */
+    public static SampleTable open(long rows, int dimension, long seed) {
+        NativeLibrary.load();
+        return new SampleTable(openNative(rows, dimension, seed), rows, dimension, seed);
+    }
+
+    public long rows() {
+        return rows;
+    }
+
+    public int dimension() {
+        return dimension;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    /** The table's Arrow schema, as the native side declares it. */
+    public Schema schema(BufferAllocator allocator) {
+        return call(h -> ArrowStreams.importSchema(allocator, address -> exportSchema(h, address)));
+    }
+
+    /** Row ranges {@code [start, end)} of at most {@code targetRows} rows each, planned natively. */
+    public long[][] planSplits(long targetRows) {
+        long[] flat = call(h -> planSplits(h, targetRows));
+        long[][] splits = new long[flat.length / 2][];
+        for (int i = 0; i < splits.length; i++) {
+            splits[i] = new long[] {flat[2 * i], flat[2 * i + 1]};
+        }
+        return splits;
+    }
+
+    /**
+     * Streams rows {@code [start, end)} in batches of {@code batchRows}, keeping the columns at
+     * {@code projection} (every column when null). The reader owns the native stream, which keeps
+     * its own reference to the table: it may outlive this handle.
+     */
+    public ArrowReader scan(BufferAllocator allocator, long start, long end, int batchRows, int[] projection) {
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> scanNative(h, start, end, batchRows, projection, address)));
+    }
+
+    /** A pool of {@code poolBatches} batches of this table, replayed by the bridge benchmark. */
+    public BatchReplay replay(int batchRows, int poolBatches) {
+        return call(h -> new BatchReplay(BatchReplay.openNative(h, batchRows, poolBatches)));
+    }
+
+    private static native long openNative(long rows, int dimension, long seed);
+
+    private static native void closeNative(long handle);
+
+    private static native void exportSchema(long handle, long schemaAddress);
+
+    private static native long[] planSplits(long handle, long targetRows);
+
+    private static native void scanNative(long handle, long start, long end, int batchRows, int[] projection,
+            long streamAddress);
+}

@@ -1,0 +1,138 @@
+//! The crate's one error type. Variants are named for what a caller can do about them; the JNI layer
+//! maps each to a documented Java exception class.
+
+use arrow::error::ArrowError;
+
+/// Errors raised by the native engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The caller passed something that can never work (bad option, wrong shape, out of range).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A table, column, snapshot or file that was named does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Another writer committed first and the change cannot be rebased on top of it.
+    #[error("commit conflict: {0}")]
+    CommitConflict(String),
+    /// Stored data or metadata failed validation.
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+    /// Reading or writing storage failed.
+    #[error("I/O error at {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Arrow rejected a batch or schema.
+    #[error("arrow error: {0}")]
+    Arrow(#[from] ArrowError),
+    /// A bug: an invariant of the library did not hold.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+
+    /// Stable name of the error's kind; the JNI layer picks the Java exception class by it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::CommitConflict(_) => ErrorKind::CommitConflict,
+            Error::Corrupt(_) => ErrorKind::Corrupt,
+            Error::Io { .. } => ErrorKind::Io,
+            // Arrow errors at this boundary come from batches we were handed or built.
+            Error::Arrow(ArrowError::InvalidArgumentError(_))
+            | Error::Arrow(ArrowError::SchemaError(_))
+            | Error::Arrow(ArrowError::CastError(_)) => ErrorKind::InvalidArgument,
+            Error::Arrow(ArrowError::IoError(..)) => ErrorKind::Io,
+            Error::Arrow(_) | Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+/// The kinds of [`Error`], one per Java exception class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    InvalidArgument,
+    NotFound,
+    CommitConflict,
+    Corrupt,
+    Io,
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [ErrorKind; 6] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::NotFound,
+        ErrorKind::CommitConflict,
+        ErrorKind::Corrupt,
+        ErrorKind::Io,
+        ErrorKind::Internal,
+    ];
+
+    /// The kind's name as Java code spells it (`INVALID_ARGUMENT`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorKind::NotFound => "NOT_FOUND",
+            ErrorKind::CommitConflict => "COMMIT_CONFLICT",
+            ErrorKind::Corrupt => "CORRUPT",
+            ErrorKind::Io => "IO",
+            ErrorKind::Internal => "INTERNAL",
+        }
+    }
+
+    /// Parses [`ErrorKind::name`].
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// An error of this kind with the given message.
+    pub fn error(self, msg: impl Into<String>) -> Error {
+        let msg = msg.into();
+        match self {
+            ErrorKind::InvalidArgument => Error::InvalidArgument(msg),
+            ErrorKind::NotFound => Error::NotFound(msg),
+            ErrorKind::CommitConflict => Error::CommitConflict(msg),
+            ErrorKind::Corrupt => Error::Corrupt(msg),
+            ErrorKind::Io => Error::Io {
+                path: String::new(),
+                source: std::io::Error::other(msg),
+            },
+            ErrorKind::Internal => Error::Internal(msg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_name_and_error() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_name(kind.name()), Some(kind));
+            assert_eq!(kind.error("boom").kind(), kind);
+        }
+        assert_eq!(ErrorKind::from_name("NOPE"), None);
+    }
+
+    #[test]
+    fn arrow_argument_errors_count_as_invalid_arguments() {
+        let err = Error::from(ArrowError::InvalidArgumentError("bad".into()));
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(err.to_string().contains("bad"));
+    }
+}

@@ -1,0 +1,337 @@
+//! JNI entry points: translate the arguments, call the library, translate back. No logic lives here.
+//!
+//! Every entry point runs inside `EnvUnowned::with_env`, which catches panics; `ThrowJava` turns
+//! errors and panics into the exception classes of `io.hyperstream.jni`. Arrow data crosses through
+//! the C Data Interface: Java allocates the `ArrowArrayStream` / `ArrowSchema` struct and passes its
+//! address; Rust moves its stream or schema into it (export) or takes it over (import).
+
+mod handle;
+mod throw;
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use arrow::ffi::FFI_ArrowSchema;
+use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use jni::objects::{JClass, JIntArray, JLongArray, JString};
+use jni::sys::{jint, jlong, JNI_ERR, JNI_VERSION_1_8};
+use jni::vm::JavaVM;
+use jni::{Env, EnvUnowned};
+
+use crate::error::ErrorKind;
+use crate::scan::{summarize, BatchStream, RepeatedBatches};
+use crate::table::SampleTable;
+use crate::{Error, VERSION};
+use throw::{JniError, ThrowJava};
+
+type JniResult<T> = Result<T, JniError>;
+
+/// Runs one entry point's body with the caller's `Env`, mapping errors and panics to exceptions.
+fn entry<'local, T: Default>(
+    env: &mut EnvUnowned<'local>,
+    body: impl FnOnce(&mut Env<'local>) -> JniResult<T>,
+) -> T {
+    env.with_env(body).resolve::<ThrowJava>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+    let resolved = std::panic::catch_unwind(|| {
+        // SAFETY: the JVM passes a valid JavaVM pointer to JNI_OnLoad.
+        let vm = unsafe { JavaVM::from_raw(vm) };
+        vm.attach_current_thread(|env| throw::resolve_classes(env))
+    });
+    match resolved {
+        Ok(Ok(())) => JNI_VERSION_1_8,
+        _ => JNI_ERR,
+    }
+}
+
+fn non_null(address: jlong, what: &str) -> JniResult<jlong> {
+    if address == 0 {
+        return Err(Error::invalid(format!("{what} address is null")).into());
+    }
+    Ok(address)
+}
+
+/// Moves `stream` into the caller's `ArrowArrayStream` struct at `address`.
+fn export_stream(stream: BatchStream, address: jlong) -> JniResult<()> {
+    let address = non_null(address, "ArrowArrayStream")?;
+    let ffi = FFI_ArrowArrayStream::new(stream);
+    // SAFETY: Java allocated an ArrowArrayStream struct at `address` (ArrowArrayStream.allocateNew),
+    // which holds no stream yet; writing without dropping the old contents is what it expects.
+    unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowArrayStream, ffi) };
+    Ok(())
+}
+
+fn int_array(env: &Env, array: &JIntArray) -> JniResult<Option<Vec<jint>>> {
+    if array.is_null() {
+        return Ok(None);
+    }
+    let mut values = vec![0; array.len(env)?];
+    array.get_region(env, 0, &mut values)?;
+    Ok(Some(values))
+}
+
+fn long_array<'local>(env: &mut Env<'local>, values: &[jlong]) -> JniResult<JLongArray<'local>> {
+    let array = JLongArray::new(env, values.len())?;
+    array.set_region(env, 0, values)?;
+    Ok(array)
+}
+
+fn string(env: &Env, s: &JString) -> JniResult<String> {
+    if s.is_null() {
+        return Err(Error::invalid("string argument is null").into());
+    }
+    Ok(s.try_to_string(env)?)
+}
+
+// ---- io.hyperstream.jni.NativeLibrary ----------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_nativeVersion<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| Ok(JString::new(env, VERSION)?))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_liveHandles<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    entry(&mut env, |_| Ok(handle::live()))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_gpuBackendsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let report = crate::vector::gpu::probe()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(JString::new(env, report)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_raiseError<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    kind: JString<'l>,
+    message: JString<'l>,
+) {
+    entry(&mut env, |env| {
+        let kind = string(env, &kind)?;
+        let message = string(env, &message)?;
+        let kind = ErrorKind::from_name(&kind)
+            .ok_or_else(|| Error::invalid(format!("unknown error kind {kind:?}")))?;
+        Err(kind.error(message).into())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_raisePanic<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    message: JString<'l>,
+) {
+    entry(&mut env, |env| {
+        let message = string(env, &message)?;
+        panic!("{message}");
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_summarizeStream<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    stream_address: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let address = non_null(stream_address, "ArrowArrayStream")?;
+        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream);
+        // from_raw takes it over and marks the struct released.
+        let reader =
+            unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let s = summarize(reader)?;
+        long_array(
+            env,
+            &[
+                s.rows as jlong,
+                s.batches as jlong,
+                s.nulls as jlong,
+                s.int_sum,
+                s.float_sum.to_bits() as jlong,
+                s.utf8_bytes as jlong,
+            ],
+        )
+    })
+}
+
+// ---- io.hyperstream.jni.SampleTable ------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_SampleTable_openNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    rows: jlong,
+    dimension: jint,
+    seed: jlong,
+) -> jlong {
+    entry(&mut env, |_| Ok(handle::into_handle(SampleTable::new(rows, dimension, seed)?)))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_SampleTable_closeNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
+    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_SampleTable_exportSchema<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+) {
+    entry(&mut env, |_| {
+        // SAFETY: NativeHandle passes only open handles.
+        let table = unsafe { handle::get::<SampleTable>(handle) }?;
+        let address = non_null(schema_address, "ArrowSchema")?;
+        let ffi = FFI_ArrowSchema::try_from(table.schema().as_ref())?;
+        // SAFETY: Java allocated an empty ArrowSchema struct at `address` (ArrowSchema.allocateNew).
+        unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowSchema, ffi) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_SampleTable_planSplits<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    target_rows: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        // SAFETY: NativeHandle passes only open handles.
+        let table = unsafe { handle::get::<SampleTable>(handle) }?;
+        let flat: Vec<jlong> = table
+            .plan_splits(target_rows)?
+            .iter()
+            .flat_map(|s| [s.start as jlong, s.end as jlong])
+            .collect();
+        long_array(env, &flat)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_SampleTable_scanNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    start: jlong,
+    end: jlong,
+    batch_rows: jint,
+    projection: JIntArray<'l>,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        // SAFETY: NativeHandle passes only open handles.
+        let table = unsafe { handle::get::<SampleTable>(handle) }?;
+        let projection = int_array(env, &projection)?
+            .map(|columns| {
+                columns
+                    .into_iter()
+                    .map(|c| {
+                        usize::try_from(c)
+                            .map_err(|_| Error::invalid(format!("column index {c} is negative")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        let reader = table.scan(start..end, batch_rows, projection)?;
+        export_stream(Box::new(reader), stream_address)
+    })
+}
+
+// ---- io.hyperstream.jni.BatchReplay -----------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_openNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    table: jlong,
+    batch_rows: jint,
+    pool_batches: jint,
+) -> jlong {
+    entry(&mut env, |_| {
+        // SAFETY: NativeHandle passes only open handles.
+        let table = unsafe { handle::get::<SampleTable>(table) }?;
+        if batch_rows <= 0 || pool_batches <= 0 {
+            return Err(Error::invalid(format!(
+                "batch rows and pool batches must be positive, got {batch_rows} and {pool_batches}"
+            ))
+            .into());
+        }
+        let rows = batch_rows as u64;
+        let pool = (0..pool_batches as u64)
+            .map(|i| table.batch(i * rows..(i + 1) * rows))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(handle::into_handle(RepeatedBatches::new(pool)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_closeNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
+    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_streamNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    total_rows: jlong,
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
+        // SAFETY: NativeHandle passes only open handles.
+        let replay: Arc<RepeatedBatches> = unsafe { handle::get(handle) }?;
+        let rows = rows_arg(total_rows)?;
+        export_stream(Box::new(replay.reader(rows)), stream_address)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_copyNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    total_rows: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        // SAFETY: NativeHandle passes only open handles.
+        let replay: Arc<RepeatedBatches> = unsafe { handle::get(handle) }?;
+        let rows = rows_arg(total_rows)?;
+        Ok(replay.copy_into(rows, &mut Vec::new()) as jlong)
+    })
+}
+
+fn rows_arg(rows: jlong) -> JniResult<u64> {
+    u64::try_from(rows).map_err(|_| Error::invalid(format!("row count must be >= 0, got {rows}")).into())
+}

@@ -1,0 +1,117 @@
+package io.hyperstream.trino;
+
+import io.airlift.slice.Slice;
+import io.airlift.slice.Slices;
+import io.trino.spi.block.ArrayBlock;
+import io.trino.spi.block.Block;
+import io.trino.spi.block.ByteArrayBlock;
+import io.trino.spi.block.IntArrayBlock;
+import io.trino.spi.block.LongArrayBlock;
+import io.trino.spi.block.VariableWidthBlock;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Optional;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+
+/**
+ * Arrow vectors as Trino blocks. Trino blocks live on the heap, so each buffer is copied once, in
+ * bulk; no value is copied one by one except booleans, which Arrow packs into bits. Arrow's
+ * validity bitmap and Trino's {@code valueIsValid} words share one layout (bit set = value present,
+ * least significant bit first), so validity moves as whole words.
+ */
+final class ArrowBlocks {
+    private ArrowBlocks() {}
+
+    static Block toBlock(FieldVector vector) {
+        int count = vector.getValueCount();
+        if (vector instanceof BigIntVector || vector instanceof Float8Vector) {
+            long[] values = new long[count];
+            littleEndian(vector.getDataBuffer(), (long) count * Long.BYTES).asLongBuffer().get(values);
+            return new LongArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof IntVector || vector instanceof Float4Vector) {
+            int[] values = new int[count];
+            littleEndian(vector.getDataBuffer(), (long) count * Integer.BYTES).asIntBuffer().get(values);
+            return new IntArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof BitVector bits) {
+            byte[] values = new byte[count];
+            for (int i = 0; i < count; i++) {
+                values[i] = (byte) bits.getBitAsUnsafe(i);
+            }
+            return new ByteArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof VarCharVector strings) {
+            int[] offsets = new int[count + 1];
+            littleEndian(strings.getOffsetBuffer(), (long) (count + 1) * Integer.BYTES).asIntBuffer().get(offsets);
+            int base = offsets[0];
+            byte[] data = new byte[offsets[count] - base];
+            strings.getDataBuffer().getBytes(base, data);
+            if (base != 0) {
+                for (int i = 0; i <= count; i++) {
+                    offsets[i] -= base;
+                }
+            }
+            Slice slice = Slices.wrappedBuffer(data);
+            return new VariableWidthBlock(count, slice, offsets, validity(vector));
+        }
+        if (vector instanceof FixedSizeListVector list) {
+            return fixedSizeList(list, count);
+        }
+        throw new UnsupportedOperationException("no Trino block for Arrow vector " + vector.getField());
+    }
+
+    private static Block fixedSizeList(FixedSizeListVector list, int count) {
+        int size = list.getListSize();
+        Block elements = toBlock(list.getDataVector());
+        Optional<long[]> validity = validity(list);
+        int[] offsets = new int[count + 1];
+        if (validity.isEmpty()) {
+            for (int i = 0; i <= count; i++) {
+                offsets[i] = i * size;
+            }
+            return ArrayBlock.fromElementBlock(count, Optional.empty(), offsets, elements);
+        }
+        // Trino wants null arrays to hold no elements: keep only the elements of present rows.
+        int present = count - list.getNullCount();
+        int[] positions = new int[present * size];
+        int next = 0;
+        for (int row = 0; row < count; row++) {
+            offsets[row] = next;
+            if (!list.isNull(row)) {
+                for (int j = 0; j < size; j++) {
+                    positions[next++] = row * size + j;
+                }
+            }
+        }
+        offsets[count] = next;
+        return ArrayBlock.fromElementBlock(count, validity, offsets, elements.copyPositions(positions, 0, next));
+    }
+
+    /** Trino's {@code valueIsValid} words from the vector's validity bitmap; empty when nothing is null. */
+    private static Optional<long[]> validity(ValueVector vector) {
+        int count = vector.getValueCount();
+        if (vector.getNullCount() == 0) {
+            return Optional.empty();
+        }
+        int words = (count + 63) / 64;
+        byte[] bytes = new byte[words * Long.BYTES];
+        vector.getValidityBuffer().getBytes(0, bytes, 0, (count + 7) / 8);
+        long[] valid = new long[words];
+        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(valid);
+        return Optional.of(valid);
+    }
+
+    private static ByteBuffer littleEndian(ArrowBuf buffer, long length) {
+        return buffer.nioBuffer(0, Math.toIntExact(length)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+}

@@ -1,0 +1,27 @@
+package io.hyperstream.trino;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.type.Type;
+
+/** A column, by name, Trino type and its position in the native schema. */
+public record HyperStreamColumnHandle(
+        @JsonProperty("name") String name,
+        @JsonProperty("type") Type type,
+        @JsonProperty("ordinal") int ordinal,
+        @JsonProperty("nullable") boolean nullable)
+        implements ColumnHandle {
+    @JsonCreator
+    public HyperStreamColumnHandle {
+        requireNonNull(name, "name is null");
+        requireNonNull(type, "type is null");
+    }
+
+    public ColumnMetadata toColumnMetadata() {
+        return ColumnMetadata.builder().setName(name).setType(type).setNullable(nullable).build();
+    }
+}

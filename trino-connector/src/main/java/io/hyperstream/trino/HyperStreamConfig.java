@@ -1,0 +1,62 @@
+package io.hyperstream.trino;
+
+import static io.trino.spi.StandardErrorCode.CONFIGURATION_INVALID;
+
+import io.trino.spi.TrinoException;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Catalog properties.
+ *
+ * <table>
+ *   <caption>Properties</caption>
+ *   <tr><th>property</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>hyperstream.sample.rows</td><td>100000</td><td>rows of {@code sample.items}</td></tr>
+ *   <tr><td>hyperstream.sample.dimension</td><td>8</td><td>length of its {@code embedding} vectors</td></tr>
+ *   <tr><td>hyperstream.sample.seed</td><td>0</td><td>seed of the vector values</td></tr>
+ *   <tr><td>hyperstream.split-rows</td><td>1048576</td><td>most rows one split reads</td></tr>
+ *   <tr><td>hyperstream.batch-rows</td><td>8192</td><td>rows per page</td></tr>
+ * </table>
+ */
+record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, long splitRows, int batchRows) {
+    static final String SAMPLE_ROWS = "hyperstream.sample.rows";
+    static final String SAMPLE_DIMENSION = "hyperstream.sample.dimension";
+    static final String SAMPLE_SEED = "hyperstream.sample.seed";
+    static final String SPLIT_ROWS = "hyperstream.split-rows";
+    static final String BATCH_ROWS = "hyperstream.batch-rows";
+    private static final Set<String> KNOWN = new TreeSet<>(Set.of(SAMPLE_ROWS, SAMPLE_DIMENSION, SAMPLE_SEED, SPLIT_ROWS, BATCH_ROWS));
+
+    static HyperStreamConfig from(Map<String, String> properties) {
+        for (String key : properties.keySet()) {
+            if (!KNOWN.contains(key)) {
+                throw new TrinoException(CONFIGURATION_INVALID,
+                        "unknown HyperStream catalog property '" + key + "'; known properties: " + String.join(", ", KNOWN));
+            }
+        }
+        long splitRows = parse(properties, SPLIT_ROWS, 1 << 20);
+        long batchRows = parse(properties, BATCH_ROWS, 8192);
+        if (splitRows <= 0 || batchRows <= 0 || batchRows > Integer.MAX_VALUE) {
+            throw new TrinoException(CONFIGURATION_INVALID, SPLIT_ROWS + " and " + BATCH_ROWS + " must be positive");
+        }
+        long dimension = parse(properties, SAMPLE_DIMENSION, 8);
+        if (dimension < 1 || dimension > Integer.MAX_VALUE) {
+            throw new TrinoException(CONFIGURATION_INVALID, SAMPLE_DIMENSION + " must be positive, got " + dimension);
+        }
+        return new HyperStreamConfig(parse(properties, SAMPLE_ROWS, 100_000), (int) dimension,
+                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows);
+    }
+
+    private static long parse(Map<String, String> properties, String key, long fallback) {
+        String value = properties.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new TrinoException(CONFIGURATION_INVALID, key + " must be an integer, got '" + value + "'", e);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package io.hyperstream.trino;
+
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.ConnectorPageSourceProvider;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.connector.ConnectorTableCredentials;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.connector.DynamicFilter;
+import java.util.List;
+import java.util.Optional;
+
+final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider {
+    private final HyperStreamConfig config;
+
+    HyperStreamPageSourceProvider(HyperStreamConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public ConnectorPageSource createPageSource(ConnectorTransactionHandle transaction, ConnectorSession session,
+            ConnectorSplit split, ConnectorTableHandle table, Optional<ConnectorTableCredentials> credentials,
+            List<ColumnHandle> columns, DynamicFilter dynamicFilter) {
+        return new HyperStreamPageSource((HyperStreamTableHandle) table, (HyperStreamSplit) split,
+                columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows());
+    }
+}

@@ -1,0 +1,42 @@
+package io.hyperstream.trino;
+
+import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
+
+import io.hyperstream.jni.SampleTable;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorSplit;
+import io.trino.spi.connector.ConnectorSplitManager;
+import io.trino.spi.connector.ConnectorSplitSource;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.FixedSplitSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/** Asks the native library how to divide a table; Trino schedules the splits. */
+final class HyperStreamSplitManager implements ConnectorSplitManager {
+    private final HyperStreamConfig config;
+
+    HyperStreamSplitManager(HyperStreamConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session,
+            ConnectorTableHandle table, Set<ColumnHandle> columns, Constraint constraint) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        long[][] ranges = nativeCall(() -> {
+            try (SampleTable sample = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
+                return sample.planSplits(config.splitRows());
+            }
+        });
+        List<ConnectorSplit> splits = new ArrayList<>(ranges.length);
+        for (long[] range : ranges) {
+            splits.add(new HyperStreamSplit(range[0], range[1]));
+        }
+        return new FixedSplitSource(splits);
+    }
+}
