@@ -22,6 +22,21 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     runtime().block_on(future)
 }
 
+/// Bytes the C allocator holds for the process (every library in it, the JVM's own native memory
+/// included), or `None` where the allocator cannot tell. Leak tests watch this figure stay flat.
+pub fn allocated_bytes() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let info = unsafe { libc::mallinfo2() };
+        Some((info.uordblks + info.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -32,5 +47,15 @@ mod tests {
                 .unwrap()
         });
         assert_eq!(name.as_deref(), Some("hyperstream-io"));
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn allocated_bytes_sees_a_large_allocation() {
+        let before = super::allocated_bytes().unwrap();
+        let block = vec![1u8; 64 << 20];
+        let during = super::allocated_bytes().unwrap();
+        drop(std::hint::black_box(block));
+        assert!(during >= before + (64 << 20) - (1 << 20), "{before} -> {during}");
     }
 }

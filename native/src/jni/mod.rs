@@ -36,6 +36,7 @@ fn entry<'local, T: Default>(
 
 #[unsafe(no_mangle)]
 pub extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+    install_panic_hook();
     let resolved = std::panic::catch_unwind(|| {
         // SAFETY: the JVM passes a valid JavaVM pointer to JNI_OnLoad.
         let vm = unsafe { JavaVM::from_raw(vm) };
@@ -45,6 +46,15 @@ pub extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_v
         Ok(Ok(())) => JNI_VERSION_1_8,
         _ => JNI_ERR,
     }
+}
+
+/// Panics reach Java as exceptions with their message; stderr gets one line per panic with its
+/// location instead of the default report (a backtrace when RUST_BACKTRACE is set).
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("hyperstream: native panic at {location} (raised as io.hyperstream.jni.InternalException)");
+    }));
 }
 
 fn non_null(address: jlong, what: &str) -> JniResult<jlong> {
@@ -102,6 +112,14 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_liveHandles<'l>(
     _class: JClass<'l>,
 ) -> jlong {
     entry(&mut env, |_| Ok(handle::live()))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_allocatedBytes<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    entry(&mut env, |_| Ok(crate::runtime::allocated_bytes().map_or(-1, |b| b as jlong)))
 }
 
 #[unsafe(no_mangle)]

@@ -113,6 +113,15 @@ public final class NativeLibrary {
         return liveHandles();
     }
 
+    /**
+     * Bytes the process's C allocator holds (native memory of every library, the JVM's included),
+     * or -1 where the allocator cannot tell. Leak checks watch it stay flat.
+     */
+    public static long nativeAllocatedBytes() {
+        load();
+        return allocatedBytes();
+    }
+
     /** One line per compute backend (cpu, cuda, wgpu): compiled in, and whether a device answered. */
     public static String gpuBackends() {
         load();
@@ -138,6 +147,8 @@ public final class NativeLibrary {
     private static native String nativeVersion();
 
     private static native long liveHandles();
+
+    private static native long allocatedBytes();
 
     private static native String gpuBackendsNative();
 

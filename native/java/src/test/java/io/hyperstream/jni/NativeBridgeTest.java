@@ -149,8 +149,9 @@ class NativeBridgeTest {
     @Test
     void nativeStreamRoundTripsBackIntoNative() throws Exception {
         long rows = 3_000;
-        try (SampleTable table = SampleTable.open(rows, 3, 1);
-                ArrowReader reader = table.scan(allocator, 0, rows, 700, new int[] {0, 1, 2})) {
+        try (SampleTable table = SampleTable.open(rows, 3, 1)) {
+            // summarize hands the reader to native code, which closes it when done.
+            ArrowReader reader = table.scan(allocator, 0, rows, 700, new int[] {0, 1, 2});
             StreamSummary summary = ArrowStreams.summarize(allocator, reader);
             assertEquals(rows, summary.rows());
             assertEquals(5, summary.batches());

@@ -40,7 +40,7 @@ class NativeErrorsTest {
 
     @Test
     void aPanicBecomesAnInternalExceptionAndTheLibraryKeepsServing() {
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 50; i++) {
             String message = "boom " + i;
             InternalException e = assertThrows(InternalException.class, () -> NativeLibrary.panicWith(message));
             assertEquals("native panic: " + message, e.getMessage());
