@@ -14,6 +14,7 @@ import java.util.Optional;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
@@ -44,9 +45,10 @@ final class ArrowBlocks {
             return new IntArrayBlock(count, validity(vector), values);
         }
         if (vector instanceof BitVector bits) {
+            ArrowBuf data = bits.getDataBuffer();
             byte[] values = new byte[count];
             for (int i = 0; i < count; i++) {
-                values[i] = (byte) bits.getBitAsUnsafe(i);
+                values[i] = (byte) BitVectorHelper.get(data, i);
             }
             return new ByteArrayBlock(count, validity(vector), values);
         }

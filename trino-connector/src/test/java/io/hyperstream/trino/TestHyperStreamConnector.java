@@ -1,0 +1,153 @@
+package io.hyperstream.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.trino.Session;
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedResult;
+import io.trino.testing.MaterializedRow;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.JarFile;
+import java.util.zip.ZipFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** Runs against the plugin JAR (see the POM), in Trino's own distributed query runner. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TestHyperStreamConnector {
+    private static final long ROWS = 10_000;
+    private static final int DIM = 8;
+    private static final long SEED = 3;
+    private DistributedQueryRunner runner;
+
+    @BeforeAll
+    void startTrino() throws Exception {
+        Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build();
+        runner = DistributedQueryRunner.builder(session).setWorkerCount(1).build();
+        runner.installPlugin(new HyperStreamPlugin());
+        runner.createCatalog("hyperstream", "hyperstream", Map.of(
+                "hyperstream.sample.rows", String.valueOf(ROWS),
+                "hyperstream.sample.dimension", String.valueOf(DIM),
+                "hyperstream.sample.seed", String.valueOf(SEED),
+                "hyperstream.split-rows", "2500",
+                "hyperstream.batch-rows", "1000"));
+    }
+
+    @AfterAll
+    void stopTrino() {
+        if (runner != null) {
+            runner.close();
+        }
+    }
+
+    private MaterializedResult query(String sql) {
+        return runner.execute(sql);
+    }
+
+    @Test
+    void schemasTablesAndColumnsComeFromTheNativeTable() {
+        assertTrue(query("SHOW SCHEMAS").getOnlyColumnAsSet().contains("sample"));
+        assertEquals(List.of("items"), query("SHOW TABLES").getOnlyColumn().toList());
+        List<MaterializedRow> columns = query("DESCRIBE items").getMaterializedRows();
+        assertEquals(List.of("id bigint", "value double", "category varchar", "flag boolean", "embedding array(real)"),
+                columns.stream().map(r -> r.getField(0) + " " + r.getField(1)).toList());
+    }
+
+    @Test
+    void everyRowArrivesThroughTheNativeScan() {
+        MaterializedRow totals = query("SELECT count(*), sum(id), sum(value), count(category), "
+                + "count_if(flag), sum(reduce(embedding, 0e0, (s, x) -> s + x, s -> s)) FROM items").getMaterializedRows().get(0);
+        assertEquals(ROWS, totals.getField(0));
+        assertEquals(ROWS * (ROWS - 1) / 2, totals.getField(1));
+        assertEquals(ROWS * (ROWS - 1) / 4.0, totals.getField(2));
+        assertEquals(ROWS - ROWS / 10, totals.getField(3));
+        assertEquals((ROWS + 2) / 3, totals.getField(4));
+        double embeddingSum = 0;
+        for (long id = 0; id < ROWS; id++) {
+            for (int j = 0; j < DIM; j++) {
+                embeddingSum += (float) ((id * 31 + j * 17L + SEED) % 1000) / 1000.0f;
+            }
+        }
+        assertEquals(embeddingSum, (double) totals.getField(5), 1e-6 * embeddingSum);
+    }
+
+    @Test
+    void valuesOfSingleRowsMatchTheDocumentedFormulas() {
+        List<MaterializedRow> rows = query("SELECT id, value, category, flag, embedding FROM items "
+                + "WHERE id IN (4242, 4249) ORDER BY id").getMaterializedRows();
+        assertEquals(2, rows.size());
+        MaterializedRow first = rows.get(0);
+        assertEquals(4242L, first.getField(0));
+        assertEquals(2121.0, first.getField(1));
+        assertEquals("cat-" + (4242 % 7), first.getField(2));
+        assertEquals(true, first.getField(3));
+        @SuppressWarnings("unchecked")
+        List<Float> embedding = (List<Float>) first.getField(4);
+        assertEquals(DIM, embedding.size());
+        for (int j = 0; j < DIM; j++) {
+            assertEquals((float) ((4242L * 31 + j * 17L + SEED) % 1000) / 1000.0f, embedding.get(j));
+        }
+        assertNull(rows.get(1).getField(2), "id 4249 has a null category");
+        assertEquals(ROWS, query("SELECT count(*) FROM items WHERE category IS NULL OR category IS NOT NULL").getOnlyValue());
+    }
+
+    @Test
+    void unknownTablesAndVersionsFailClearly() {
+        RuntimeException missing = assertThrows(RuntimeException.class, () -> query("SELECT * FROM nope"));
+        assertTrue(missing.getMessage().contains("nope"), missing.getMessage());
+        RuntimeException version = assertThrows(RuntimeException.class,
+                () -> query("SELECT * FROM items FOR VERSION AS OF 1"));
+        assertTrue(version.getMessage().contains("no versions"), version.getMessage());
+        assertEquals(ROWS, query("SELECT count(*) FROM items").getOnlyValue());
+    }
+
+    @Test
+    void badCatalogPropertiesAreRejectedWithTheirName() {
+        RuntimeException unknown = assertThrows(RuntimeException.class, () -> runner.createCatalog("bad1", "hyperstream",
+                Map.of("hyperstream.colour", "blue")));
+        assertTrue(messages(unknown).contains("hyperstream.colour"), messages(unknown));
+        runner.createCatalog("bad2", "hyperstream", Map.of("hyperstream.sample.rows", "-3"));
+        RuntimeException rows = assertThrows(RuntimeException.class, () -> query("SELECT count(*) FROM bad2.sample.items"));
+        assertTrue(rows.getMessage().contains("sample rows must be >= 0, got -3"), rows.getMessage());
+    }
+
+    @Test
+    void thePluginJarCarriesTheLibraryAndLoadsIt() throws Exception {
+        String jar = System.getProperty("hyperstream.connector.jar");
+        assertNotNull(jar, "the POM passes the plugin JAR's path");
+        try (JarFile file = new JarFile(jar)) {
+            assertNotNull(file.getEntry("native/linux-x86_64/libhyperstream.so"));
+            assertNotNull(file.getEntry("META-INF/services/io.trino.spi.Plugin"));
+            assertNull(file.getEntry("io/trino/spi/Plugin.class"), "the SPI comes from Trino");
+        }
+        try (ZipFile zip = new ZipFile(System.getProperty("hyperstream.plugin.zip"))) {
+            assertNotNull(zip.getEntry("hyperstream/" + Path.of(jar).getFileName()), "plugin zip layout");
+        }
+        query("SELECT count(*) FROM items");
+        Class<?> loader = Class.forName("io.hyperstream.jni.NativeLibrary");
+        Path source = Path.of(loader.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertEquals(Path.of(jar).toRealPath(), source.toRealPath(), "classes come from the plugin JAR");
+        String loadedFrom = (String) loader.getMethod("loadedFrom").invoke(null);
+        assertTrue(loadedFrom.startsWith("jar:file:") && loadedFrom.endsWith("!/native/linux-x86_64/libhyperstream.so"),
+                loadedFrom);
+        assertFalse(System.getProperty("java.library.path").contains("target/release"));
+    }
+
+    private static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            all.append(t.getMessage()).append('\n');
+        }
+        return all.toString();
+    }
+}
