@@ -83,6 +83,18 @@ fn int_array(env: &Env, array: &JIntArray) -> JniResult<Option<Vec<jint>>> {
     Ok(Some(values))
 }
 
+/// Column indices from a Java `int[]`; null means every column.
+fn projection_arg(env: &Env, array: &JIntArray) -> JniResult<Option<Vec<usize>>> {
+    let Some(columns) = int_array(env, array)? else {
+        return Ok(None);
+    };
+    let columns = columns
+        .into_iter()
+        .map(|c| usize::try_from(c).map_err(|_| Error::invalid(format!("column index {c} is negative"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(columns))
+}
+
 fn long_array<'local>(env: &mut Env<'local>, values: &[jlong]) -> JniResult<JLongArray<'local>> {
     let array = JLongArray::new(env, values.len())?;
     array.set_region(env, 0, values)?;
@@ -266,17 +278,7 @@ pub extern "system" fn Java_io_hyperstream_jni_SampleTable_scanNative<'l>(
     entry(&mut env, |env| {
         // SAFETY: NativeHandle passes only open handles.
         let table = unsafe { handle::get::<SampleTable>(handle) }?;
-        let projection = int_array(env, &projection)?
-            .map(|columns| {
-                columns
-                    .into_iter()
-                    .map(|c| {
-                        usize::try_from(c)
-                            .map_err(|_| Error::invalid(format!("column index {c} is negative")))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()?;
+        let projection = projection_arg(env, &projection)?;
         let reader = table.scan(start..end, batch_rows, projection)?;
         export_stream(Box::new(reader), stream_address)
     })
@@ -291,20 +293,14 @@ pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_openNative<'l>(
     table: jlong,
     batch_rows: jint,
     pool_batches: jint,
+    projection: JIntArray<'l>,
 ) -> jlong {
-    entry(&mut env, |_| {
+    entry(&mut env, |env| {
         // SAFETY: NativeHandle passes only open handles.
         let table = unsafe { handle::get::<SampleTable>(table) }?;
-        if batch_rows <= 0 || pool_batches <= 0 {
-            return Err(Error::invalid(format!(
-                "batch rows and pool batches must be positive, got {batch_rows} and {pool_batches}"
-            ))
-            .into());
-        }
-        let rows = batch_rows as u64;
-        let pool = (0..pool_batches as u64)
-            .map(|i| table.batch(i * rows..(i + 1) * rows))
-            .collect::<Result<Vec<_>, _>>()?;
+        let projection = projection_arg(env, &projection)?;
+        let rows = i64::from(batch_rows.max(0)) * i64::from(pool_batches.max(0));
+        let pool = table.scan(0..rows, batch_rows, projection)?.collect::<Result<Vec<_>, _>>()?;
         Ok(handle::into_handle(RepeatedBatches::new(pool)?))
     })
 }

@@ -106,12 +106,6 @@ impl SampleTable {
         })
     }
 
-    /// The rows `ids` as one batch of every column.
-    pub fn batch(&self, ids: Range<u64>) -> Result<RecordBatch> {
-        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
-        self.build(ids, &all, self.schema.clone())
-    }
-
     fn build(&self, ids: Range<u64>, columns: &[usize], schema: SchemaRef) -> Result<RecordBatch> {
         let len = (ids.end - ids.start) as usize;
         let arrays = columns

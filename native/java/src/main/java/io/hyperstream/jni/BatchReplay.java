@@ -22,7 +22,7 @@ public final class BatchReplay extends NativeHandle {
         return call(h -> copyNative(h, totalRows));
     }
 
-    static native long openNative(long table, int batchRows, int poolBatches);
+    static native long openNative(long table, int batchRows, int poolBatches, int[] projection);
 
     private static native void closeNative(long handle);
 

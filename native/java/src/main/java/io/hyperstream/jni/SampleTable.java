@@ -67,9 +67,12 @@ public final class SampleTable extends NativeHandle {
                 address -> scanNative(h, start, end, batchRows, projection, address)));
     }
 
-    /** A pool of {@code poolBatches} batches of this table, replayed by the bridge benchmark. */
-    public BatchReplay replay(int batchRows, int poolBatches) {
-        return call(h -> new BatchReplay(BatchReplay.openNative(h, batchRows, poolBatches)));
+    /**
+     * The first {@code poolBatches} batches of {@code batchRows} rows (columns at {@code projection},
+     * every column when null), held natively and replayed by the bridge benchmark.
+     */
+    public BatchReplay replay(int batchRows, int poolBatches, int[] projection) {
+        return call(h -> new BatchReplay(BatchReplay.openNative(h, batchRows, poolBatches, projection)));
     }
 
     private static native long openNative(long rows, int dimension, long seed);

@@ -132,7 +132,7 @@ class NativeBridgeTest {
         // One pooled batch replayed twice: if either side copied, the second import would sit at
         // another address.
         try (SampleTable table = SampleTable.open(64, 8, 0);
-                BatchReplay replay = table.replay(64, 1);
+                BatchReplay replay = table.replay(64, 1, null);
                 ArrowReader reader = replay.stream(allocator, 128)) {
             assertTrue(reader.loadNextBatch());
             FixedSizeListVector first = (FixedSizeListVector) reader.getVectorSchemaRoot().getVector("embedding");

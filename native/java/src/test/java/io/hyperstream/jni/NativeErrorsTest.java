@@ -70,7 +70,7 @@ class NativeErrorsTest {
             assertThrows(InvalidArgumentException.class, () -> table.scan(allocator, 0, 10, 10, new int[] {-1}));
             assertThrows(InvalidArgumentException.class, () -> table.scan(allocator, 0, 10, 0, null));
             assertThrows(InvalidArgumentException.class, () -> table.planSplits(0));
-            assertThrows(InvalidArgumentException.class, () -> table.replay(0, 1));
+            assertThrows(InvalidArgumentException.class, () -> table.replay(0, 1, null));
         }
     }
 }

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Builds libhyperstream and every JAR with the library inside, and runs the demo, tests and benchmarks.
+#
+#   ./build-connectors.sh [--cuda] [build|test|demo|bench [bench options]]
+#
+#   build   (default) native library in release mode, then the JNI binding, the shaded Spark JAR and
+#           the Trino plugin (trino-connector/target/hyperstream-trino-plugin-*.zip), tests skipped
+#   test    every test: Rust (cargo), the GPU backends compiled, JNI, Spark and Trino (Maven Surefire)
+#   demo    build, then query native rows through a local Spark and an in-process Trino
+#   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R)
+#   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
+#           toolkit is needed to build)
+#
+# JDKs are found in /usr/lib/jvm or named by HYPERSTREAM_JAVA17_HOME and HYPERSTREAM_JAVA25_HOME.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$root"
+
+features=()
+command=build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cuda) features+=(cuda); shift ;;
+    build|test|demo|bench) command=$1; shift; break ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-connectors.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+[ "${1:-}" = "--cuda" ] && { features+=(cuda); shift; }
+
+die() { echo "build-connectors.sh: $*" >&2; exit 1; }
+step() { printf '\n==> %s\n' "$*"; }
+
+find_jdk() { # $1 = major version, $2 = override variable's value
+  local want=$1 given=$2 home
+  for home in $given /usr/lib/jvm/*; do
+    [ -x "$home/bin/javac" ] || continue
+    if "$home/bin/java" -version 2>&1 | head -1 | grep -Eq "version \"$want(\.|\")"; then
+      echo "$home"; return 0
+    fi
+  done
+  return 1
+}
+
+check_prerequisites() {
+  command -v cargo >/dev/null || die "cargo not found: install Rust 1.88 or newer (rustup), then re-run"
+  local rust
+  rust=$(rustc --version | awk '{print $2}')
+  if [ "$(printf '%s\n1.88.0\n' "$rust" | sort -V | head -1)" != "1.88.0" ]; then
+    die "Rust $rust is too old: the native library needs 1.88 or newer (rustup update)"
+  fi
+  command -v cc >/dev/null || die "no C compiler (cc) found: the native library's TLS and compression crates need one (apt-get install build-essential)"
+  JAVA17_HOME=$(find_jdk 17 "${HYPERSTREAM_JAVA17_HOME:-}") \
+    || die "no JDK 17 found in /usr/lib/jvm: Spark runs on it (apt-get install openjdk-17-jdk-headless, or set HYPERSTREAM_JAVA17_HOME)"
+  JAVA25_HOME=$(find_jdk 25 "${HYPERSTREAM_JAVA25_HOME:-}") \
+    || die "no JDK 25 found in /usr/lib/jvm: Trino and the build need it (install a Temurin 25 JDK, or set HYPERSTREAM_JAVA25_HOME)"
+  command -v mvn >/dev/null || die "Maven not found: install Maven 3.8 or newer (apt-get install maven)"
+  export JAVA_HOME=$JAVA25_HOME
+  # Maven's own libraries call sun.misc.Unsafe, which JDK 25 warns about on every run.
+  export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+}
+
+cargo_features() {
+  if [ ${#features[@]} -gt 0 ]; then
+    local IFS=,
+    echo "--features=${features[*]}"
+  fi
+}
+
+maven() {
+  mvn -B -ntp -Dstyle.color=never -Dhyperstream.java17.home="$JAVA17_HOME" "$@"
+}
+
+build_native() {
+  step "native library (cargo build --release $(cargo_features))"
+  cargo build --release $(cargo_features)
+}
+
+build_jars() {
+  step "JNI binding, Spark JAR, Trino plugin (mvn install, tests skipped)"
+  maven -q install -DskipTests
+}
+
+# The runnable classpath of a module: its test classes, its (shaded) JAR, its dependencies.
+module_classpath() {
+  local module=$1 jar
+  jar=$(ls "$module"/target/hyperstream-*.jar | grep -v -e '/original-' -e '-tests.jar' | head -1)
+  echo "$module/target/test-classes:$jar:$(cat "$module/target/run.classpath")"
+}
+
+run_main() { # $1 = java home, $2 = module, $3 = main class, rest = arguments
+  local java_home=$1 module=$2 main=$3
+  shift 3
+  # shellcheck disable=SC2046
+  "$java_home/bin/java" $(cat "$module/target/run/jvm.args") -Djava.library.path=/nonexistent \
+    -cp "$(module_classpath "$module")" "$main" "$@"
+}
+
+# Runs a command with its log (stderr) in <module>/target/demo.log, shown only if the command fails.
+run_quietly() {
+  local module=$1 log
+  shift
+  log="$module/target/demo.log"
+  if ! "$@" 2>"$log"; then
+    echo "--- last lines of $log:" >&2
+    tail -40 "$log" >&2
+    return 1
+  fi
+}
+
+check_prerequisites
+case "$command" in
+  build)
+    build_native
+    build_jars
+    step "built"
+    ls -1 target/release/libhyperstream.so spark-connector/target/hyperstream-spark-*.jar \
+      trino-connector/target/hyperstream-trino-plugin-*.zip | grep -v original-
+    ;;
+  test)
+    step "Rust tests (cargo test --release $(cargo_features))"
+    cargo test --release $(cargo_features)
+    step "GPU backends compile (cargo check --release --features cuda,wgpu)"
+    cargo check --release --features cuda,wgpu
+    build_native
+    step "JNI, Spark and Trino tests (mvn install)"
+    maven install
+    ;;
+  demo)
+    build_native
+    build_jars
+    step "Spark (local[2], JDK 17) reading libhyperstream through spark-connector's shaded JAR"
+    run_quietly spark-connector run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.SparkDemo
+    step "Trino (in-process query runner, JDK 25) reading libhyperstream through the plugin JAR"
+    run_quietly trino-connector run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TrinoDemo
+    ;;
+  bench)
+    build_native
+    build_jars
+    step "bridge benchmark: native stream into Java vectors vs memcpy"
+    run_main "$JAVA17_HOME" native/java io.hyperstream.jni.BridgeBenchmark "$@"
+    ;;
+esac

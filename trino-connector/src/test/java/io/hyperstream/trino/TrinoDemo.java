@@ -1,0 +1,57 @@
+package io.hyperstream.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedResult;
+import io.trino.testing.MaterializedRow;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/** The Trino half of the demo: an in-process Trino with a hyperstream catalog. */
+public final class TrinoDemo {
+    // Trino's logging takes over System.out once the runner starts; the demo writes to the real stdout.
+    private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true,
+            StandardCharsets.UTF_8);
+
+    private TrinoDemo() {}
+
+    public static void main(String[] args) throws Exception {
+        try (DistributedQueryRunner runner = DistributedQueryRunner.builder(
+                testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build()).build()) {
+            runner.installPlugin(new HyperStreamPlugin());
+            runner.createCatalog("hyperstream", "hyperstream", Map.of(
+                    "hyperstream.sample.rows", "100000",
+                    "hyperstream.sample.dimension", "4",
+                    "hyperstream.split-rows", "25000"));
+            show(runner, "SHOW TABLES FROM hyperstream.sample");
+            show(runner, "DESCRIBE hyperstream.sample.items");
+            show(runner, "SELECT * FROM items ORDER BY id LIMIT 5");
+            show(runner, "SELECT count(*) AS rows, sum(id) AS sum_id, count(category) AS non_null_categories, "
+                    + "round(avg(embedding[1]), 4) AS avg_first_dim FROM items");
+            show(runner, "EXPLAIN SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50");
+            show(runner, "SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50 ORDER BY id LIMIT 5");
+            OUT.println("native library loaded from: " + io.hyperstream.jni.NativeLibrary.loadedFrom());
+        }
+    }
+
+    private static void show(DistributedQueryRunner runner, String sql) {
+        OUT.println();
+        OUT.println("=== Trino: " + sql);
+        MaterializedResult result = runner.execute(sql);
+        OUT.println(String.join(" | ", result.getColumnNames()));
+        for (MaterializedRow row : result.getMaterializedRows()) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.getFieldCount(); i++) {
+                if (i > 0) {
+                    line.append(" | ");
+                }
+                line.append(row.getField(i));
+            }
+            OUT.println(line);
+        }
+    }
+}
