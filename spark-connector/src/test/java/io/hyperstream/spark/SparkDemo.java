@@ -36,9 +36,18 @@ public final class SparkDemo {
             Dataset<Row> filtered = spark.sql("SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50");
             filtered.explain();
             filtered.show(5, false);
-            System.out.println("native library loaded from: " + io.hyperstream.jni.NativeLibrary.loadedFrom());
+            System.out.println("native library loaded from: " + nativeLibraryOrigin());
         } finally {
             spark.stop();
+        }
+    }
+
+    /** Where libhyperstream was loaded from (looked up by name: the demo compiles against Spark alone). */
+    static String nativeLibraryOrigin() {
+        try {
+            return (String) Class.forName("io.hyperstream.jni.NativeLibrary").getMethod("loadedFrom").invoke(null);
+        } catch (ReflectiveOperationException e) {
+            return "unknown (" + e + ")";
         }
     }
 
