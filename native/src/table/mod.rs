@@ -1,6 +1,8 @@
-//! Tables: what a scan reads from. For now the generated sample table, which the demo and the engine
-//! tests read through the same split-and-stream path that stored tables will use.
+//! Tables: what a scan reads from. The Iceberg format model (schemas so far) and the generated
+//! sample table, which the demo and the engine tests read through the same split-and-stream path
+//! that stored tables will use.
 
 mod sample;
+pub mod schema;
 
 pub use sample::SampleTable;

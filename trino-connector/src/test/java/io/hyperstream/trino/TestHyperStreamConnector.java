@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.trino.Session;
+import io.trino.spi.Plugin;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedResult;
 import io.trino.testing.MaterializedRow;
@@ -22,19 +23,24 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-/** Runs against the plugin JAR (see the POM), in Trino's own distributed query runner. */
+/**
+ * Runs against the plugin JAR, loaded in a plugin class loader as a Trino server loads it, in
+ * Trino's own distributed query runner.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TestHyperStreamConnector {
     private static final long ROWS = 10_000;
     private static final int DIM = 8;
     private static final long SEED = 3;
     private DistributedQueryRunner runner;
+    private Plugin plugin;
 
     @BeforeAll
     void startTrino() throws Exception {
         Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build();
         runner = DistributedQueryRunner.builder(session).setWorkerCount(1).build();
-        runner.installPlugin(new HyperStreamPlugin());
+        plugin = IsolatedPlugin.load();
+        runner.installPlugin(plugin);
         runner.createCatalog("hyperstream", "hyperstream", Map.of(
                 "hyperstream.sample.rows", String.valueOf(ROWS),
                 "hyperstream.sample.dimension", String.valueOf(DIM),
@@ -123,8 +129,7 @@ class TestHyperStreamConnector {
 
     @Test
     void thePluginJarCarriesTheLibraryAndLoadsIt() throws Exception {
-        String jar = System.getProperty("hyperstream.connector.jar");
-        assertNotNull(jar, "the POM passes the plugin JAR's path");
+        String jar = IsolatedPlugin.jar().toString();
         try (JarFile file = new JarFile(jar)) {
             assertNotNull(file.getEntry("native/linux-x86_64/libhyperstream.so"));
             assertNotNull(file.getEntry("META-INF/services/io.trino.spi.Plugin"));
@@ -134,7 +139,10 @@ class TestHyperStreamConnector {
             assertNotNull(zip.getEntry("hyperstream/" + Path.of(jar).getFileName()), "plugin zip layout");
         }
         query("SELECT count(*) FROM items");
-        Class<?> loader = Class.forName("io.hyperstream.jni.NativeLibrary");
+        ClassLoader pluginLoader = plugin.getClass().getClassLoader();
+        assertEquals("io.trino.server.PluginClassLoader", pluginLoader.getClass().getName());
+        Class<?> loader = pluginLoader.loadClass("io.hyperstream.jni.NativeLibrary");
+        assertEquals(pluginLoader, loader.getClassLoader(), "the binding lives in the plugin's class loader");
         Path source = Path.of(loader.getProtectionDomain().getCodeSource().getLocation().toURI());
         assertEquals(Path.of(jar).toRealPath(), source.toRealPath(), "classes come from the plugin JAR");
         String loadedFrom = (String) loader.getMethod("loadedFrom").invoke(null);
