@@ -1,0 +1,534 @@
+//! Iceberg manifests and manifest lists (Avro), format version 2, with every field id Iceberg
+//! readers look for and the header keys they need (`schema`, `partition-spec`, ...).
+
+use std::collections::BTreeMap;
+
+use apache_avro::types::Value;
+use apache_avro::writer::datum::GenericDatumWriter;
+use apache_avro::{Reader, Schema as AvroSchema};
+
+use crate::{Error, Result};
+
+/// Iceberg's `manifest_entry` status.
+pub const STATUS_EXISTING: i32 = 0;
+pub const STATUS_ADDED: i32 = 1;
+pub const STATUS_DELETED: i32 = 2;
+
+/// A data (or delete) file as a manifest records it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DataFile {
+    /// 0 data, 1 position deletes, 2 equality deletes.
+    pub content: i32,
+    pub file_path: String,
+    pub file_format: String,
+    pub record_count: i64,
+    pub file_size_in_bytes: i64,
+    pub column_sizes: BTreeMap<i32, i64>,
+    pub value_counts: BTreeMap<i32, i64>,
+    pub null_value_counts: BTreeMap<i32, i64>,
+    /// Single-value serialization of each column's bounds, by field id.
+    pub lower_bounds: BTreeMap<i32, Vec<u8>>,
+    pub upper_bounds: BTreeMap<i32, Vec<u8>>,
+}
+
+/// One row of a manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestEntry {
+    pub status: i32,
+    pub snapshot_id: Option<i64>,
+    pub sequence_number: Option<i64>,
+    pub file_sequence_number: Option<i64>,
+    pub data_file: DataFile,
+}
+
+/// One row of a manifest list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestFile {
+    pub manifest_path: String,
+    pub manifest_length: i64,
+    pub partition_spec_id: i32,
+    /// 0 data, 1 deletes.
+    pub content: i32,
+    pub sequence_number: i64,
+    pub min_sequence_number: i64,
+    pub added_snapshot_id: i64,
+    pub added_files_count: i32,
+    pub existing_files_count: i32,
+    pub deleted_files_count: i32,
+    pub added_rows_count: i64,
+    pub existing_rows_count: i64,
+    pub deleted_rows_count: i64,
+}
+
+fn int_long_map(name: &str, key_id: i32, value_id: i32, field_id: i32, value_type: &str) -> String {
+    format!(
+        r#"{{"name":"{name}","type":["null",{{"type":"array","logicalType":"map","items":{{"type":"record","name":"k{key_id}_v{value_id}","fields":[{{"name":"key","type":"int","field-id":{key_id}}},{{"name":"value","type":"{value_type}","field-id":{value_id}}}]}}}}],"default":null,"field-id":{field_id}}}"#
+    )
+}
+
+/// The Avro schema of an unpartitioned V2 manifest, as JSON (written verbatim into the header).
+fn manifest_schema() -> String {
+    let data_file = format!(
+        r#"{{"type":"record","name":"r2","fields":[
+            {{"name":"content","type":"int","field-id":134}},
+            {{"name":"file_path","type":"string","field-id":100}},
+            {{"name":"file_format","type":"string","field-id":101}},
+            {{"name":"partition","type":{{"type":"record","name":"r102","fields":[]}},"field-id":102}},
+            {{"name":"record_count","type":"long","field-id":103}},
+            {{"name":"file_size_in_bytes","type":"long","field-id":104}},
+            {},
+            {},
+            {},
+            {},
+            {},
+            {},
+            {{"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":131}},
+            {{"name":"split_offsets","type":["null",{{"type":"array","items":"long","element-id":133}}],"default":null,"field-id":132}},
+            {{"name":"equality_ids","type":["null",{{"type":"array","items":"int","element-id":136}}],"default":null,"field-id":135}},
+            {{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}}
+        ]}}"#,
+        int_long_map("column_sizes", 117, 118, 108, "long"),
+        int_long_map("value_counts", 119, 120, 109, "long"),
+        int_long_map("null_value_counts", 121, 122, 110, "long"),
+        int_long_map("nan_value_counts", 138, 139, 137, "long"),
+        int_long_map("lower_bounds", 126, 127, 125, "bytes"),
+        int_long_map("upper_bounds", 129, 130, 128, "bytes"),
+    );
+    let entry = format!(
+        r#"{{"type":"record","name":"manifest_entry","fields":[
+            {{"name":"status","type":"int","field-id":0}},
+            {{"name":"snapshot_id","type":["null","long"],"default":null,"field-id":1}},
+            {{"name":"sequence_number","type":["null","long"],"default":null,"field-id":3}},
+            {{"name":"file_sequence_number","type":["null","long"],"default":null,"field-id":4}},
+            {{"name":"data_file","type":{data_file},"field-id":2}}
+        ]}}"#
+    );
+    entry
+}
+
+fn manifest_list_schema() -> String {
+    r#"{"type":"record","name":"manifest_file","fields":[
+        {"name":"manifest_path","type":"string","field-id":500},
+        {"name":"manifest_length","type":"long","field-id":501},
+        {"name":"partition_spec_id","type":"int","field-id":502},
+        {"name":"content","type":"int","field-id":517},
+        {"name":"sequence_number","type":"long","field-id":515},
+        {"name":"min_sequence_number","type":"long","field-id":516},
+        {"name":"added_snapshot_id","type":"long","field-id":503},
+        {"name":"added_files_count","type":"int","field-id":504},
+        {"name":"existing_files_count","type":"int","field-id":505},
+        {"name":"deleted_files_count","type":"int","field-id":506},
+        {"name":"added_rows_count","type":"long","field-id":512},
+        {"name":"existing_rows_count","type":"long","field-id":513},
+        {"name":"deleted_rows_count","type":"long","field-id":514},
+        {"name":"partitions","type":["null",{"type":"array","items":{"type":"record","name":"r508","fields":[
+            {"name":"contains_null","type":"boolean","field-id":509},
+            {"name":"contains_nan","type":["null","boolean"],"default":null,"field-id":518},
+            {"name":"lower_bound","type":["null","bytes"],"default":null,"field-id":510},
+            {"name":"upper_bound","type":["null","bytes"],"default":null,"field-id":511}]},"element-id":508}],"default":null,"field-id":507},
+        {"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":519}
+    ]}"#
+    .to_owned()
+}
+
+fn opt_long(v: Option<i64>) -> Value {
+    match v {
+        Some(v) => Value::Union(1, Box::new(Value::Long(v))),
+        None => Value::Union(0, Box::new(Value::Null)),
+    }
+}
+
+fn map_value<T: Clone>(map: &BTreeMap<i32, T>, wrap: impl Fn(T) -> Value) -> Value {
+    if map.is_empty() {
+        return Value::Union(0, Box::new(Value::Null));
+    }
+    let items = map
+        .iter()
+        .map(|(k, v)| Value::Record(vec![("key".into(), Value::Int(*k)), ("value".into(), wrap(v.clone()))]))
+        .collect();
+    Value::Union(1, Box::new(Value::Array(items)))
+}
+
+fn null() -> Value {
+    Value::Union(0, Box::new(Value::Null))
+}
+
+/// An Avro object container file built by hand around apache-avro's datum encoder, so that the
+/// header carries the schema JSON exactly as written: apache-avro's own writer drops attributes such
+/// as `"logicalType": "map"` on arrays, which Iceberg readers use to tell maps from lists.
+struct AvroContainer {
+    schema_json: String,
+    schema: AvroSchema,
+    what: &'static str,
+    metadata: Vec<(String, Vec<u8>)>,
+    rows: u64,
+    block: Vec<u8>,
+}
+
+/// The file's sync marker; any 16 bytes serve, as long as they are the same throughout the file.
+const SYNC: [u8; 16] = *b"HyperStreamSync!";
+
+impl AvroContainer {
+    fn new(schema_json: String, what: &'static str) -> Result<Self> {
+        let schema = AvroSchema::parse_str(&schema_json)
+            .map_err(|e| Error::Internal(format!("{what} schema: {e}")))?;
+        Ok(Self { schema_json, schema, what, metadata: Vec::new(), rows: 0, block: Vec::new() })
+    }
+
+    fn metadata(&mut self, key: &str, value: String) {
+        self.metadata.push((key.to_owned(), value.into_bytes()));
+    }
+
+    fn append(&mut self, value: Value) -> Result<()> {
+        let datum = GenericDatumWriter::builder(&self.schema)
+            .build()
+            .and_then(|writer| writer.write_value_to_vec(value))
+            .map_err(|e| Error::Internal(format!("writing {}: {e}", self.what)))?;
+        self.block.extend_from_slice(&datum);
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.block.len() + self.schema_json.len() + 256);
+        out.extend_from_slice(b"Obj\x01");
+        let mut entries = vec![
+            ("avro.schema".to_owned(), self.schema_json.into_bytes()),
+            ("avro.codec".to_owned(), b"null".to_vec()),
+        ];
+        entries.extend(self.metadata);
+        put_long(&mut out, entries.len() as i64);
+        for (key, value) in entries {
+            put_bytes(&mut out, key.as_bytes());
+            put_bytes(&mut out, &value);
+        }
+        put_long(&mut out, 0);
+        out.extend_from_slice(&SYNC);
+        if self.rows > 0 {
+            put_long(&mut out, self.rows as i64);
+            put_long(&mut out, self.block.len() as i64);
+            out.extend_from_slice(&self.block);
+            out.extend_from_slice(&SYNC);
+        }
+        out
+    }
+}
+
+fn put_long(out: &mut Vec<u8>, value: i64) {
+    let mut n = ((value << 1) ^ (value >> 63)) as u64;
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_long(out, bytes.len() as i64);
+    out.extend_from_slice(bytes);
+}
+
+/// Writes a manifest of `entries`; `schema_json` is the table schema and `spec_json` the partition
+/// spec's fields array, both as the `schema` and `partition-spec` header keys want them.
+pub fn write_manifest(
+    entries: &[ManifestEntry],
+    schema_json: &str,
+    schema_id: i32,
+    spec_json: &str,
+    spec_id: i32,
+    content: &str,
+) -> Result<Vec<u8>> {
+    let mut container = AvroContainer::new(manifest_schema(), "manifest")?;
+    for (key, value) in [
+        ("schema", schema_json.to_owned()),
+        ("schema-id", schema_id.to_string()),
+        ("partition-spec", spec_json.to_owned()),
+        ("partition-spec-id", spec_id.to_string()),
+        ("format-version", "2".to_owned()),
+        ("content", content.to_owned()),
+    ] {
+        container.metadata(key, value);
+    }
+    for entry in entries {
+        let f = &entry.data_file;
+        let data_file = Value::Record(vec![
+            ("content".into(), Value::Int(f.content)),
+            ("file_path".into(), Value::String(f.file_path.clone())),
+            ("file_format".into(), Value::String(f.file_format.clone())),
+            ("partition".into(), Value::Record(vec![])),
+            ("record_count".into(), Value::Long(f.record_count)),
+            ("file_size_in_bytes".into(), Value::Long(f.file_size_in_bytes)),
+            ("column_sizes".into(), map_value(&f.column_sizes, Value::Long)),
+            ("value_counts".into(), map_value(&f.value_counts, Value::Long)),
+            ("null_value_counts".into(), map_value(&f.null_value_counts, Value::Long)),
+            ("nan_value_counts".into(), null()),
+            ("lower_bounds".into(), map_value(&f.lower_bounds, Value::Bytes)),
+            ("upper_bounds".into(), map_value(&f.upper_bounds, Value::Bytes)),
+            ("key_metadata".into(), null()),
+            ("split_offsets".into(), null()),
+            ("equality_ids".into(), null()),
+            ("sort_order_id".into(), null()),
+        ]);
+        let record = Value::Record(vec![
+            ("status".into(), Value::Int(entry.status)),
+            ("snapshot_id".into(), opt_long(entry.snapshot_id)),
+            ("sequence_number".into(), opt_long(entry.sequence_number)),
+            ("file_sequence_number".into(), opt_long(entry.file_sequence_number)),
+            ("data_file".into(), data_file),
+        ]);
+        container.append(record)?;
+    }
+    Ok(container.finish())
+}
+
+/// Writes a manifest list.
+pub fn write_manifest_list(
+    manifests: &[ManifestFile],
+    snapshot_id: i64,
+    parent_snapshot_id: Option<i64>,
+    sequence_number: i64,
+) -> Result<Vec<u8>> {
+    let mut container = AvroContainer::new(manifest_list_schema(), "manifest list")?;
+    container.metadata("snapshot-id", snapshot_id.to_string());
+    container.metadata(
+        "parent-snapshot-id",
+        parent_snapshot_id.map_or_else(|| "null".to_owned(), |p| p.to_string()),
+    );
+    container.metadata("sequence-number", sequence_number.to_string());
+    container.metadata("format-version", "2".to_owned());
+    for m in manifests {
+        container.append(Value::Record(vec![
+                ("manifest_path".into(), Value::String(m.manifest_path.clone())),
+                ("manifest_length".into(), Value::Long(m.manifest_length)),
+                ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
+                ("content".into(), Value::Int(m.content)),
+                ("sequence_number".into(), Value::Long(m.sequence_number)),
+                ("min_sequence_number".into(), Value::Long(m.min_sequence_number)),
+                ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
+                ("added_files_count".into(), Value::Int(m.added_files_count)),
+                ("existing_files_count".into(), Value::Int(m.existing_files_count)),
+                ("deleted_files_count".into(), Value::Int(m.deleted_files_count)),
+                ("added_rows_count".into(), Value::Long(m.added_rows_count)),
+                ("existing_rows_count".into(), Value::Long(m.existing_rows_count)),
+                ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count)),
+                ("partitions".into(), Value::Union(1, Box::new(Value::Array(vec![])))),
+            ("key_metadata".into(), null()),
+        ]))?;
+    }
+    Ok(container.finish())
+}
+
+// ---- reading (ours and other writers': by field name, tolerant of extra fields) -----------------
+
+fn corrupt(path: &str, what: impl std::fmt::Display) -> Error {
+    Error::Corrupt(format!("{path}: {what}"))
+}
+
+fn fields(value: Value, path: &str) -> Result<BTreeMap<String, Value>> {
+    match value {
+        Value::Record(fields) => Ok(fields.into_iter().collect()),
+        other => Err(corrupt(path, format!("expected a record, found {other:?}"))),
+    }
+}
+
+fn unwrap_union(value: Value) -> Value {
+    match value {
+        Value::Union(_, inner) => *inner,
+        other => other,
+    }
+}
+
+fn take_long(map: &mut BTreeMap<String, Value>, key: &str, path: &str) -> Result<Option<i64>> {
+    match map.remove(key).map(unwrap_union) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Long(v)) => Ok(Some(v)),
+        Some(Value::Int(v)) => Ok(Some(i64::from(v))),
+        Some(other) => Err(corrupt(path, format!("{key} is not a long: {other:?}"))),
+    }
+}
+
+fn req_long(map: &mut BTreeMap<String, Value>, key: &str, path: &str) -> Result<i64> {
+    take_long(map, key, path)?.ok_or_else(|| corrupt(path, format!("{key} is missing")))
+}
+
+fn req_int(map: &mut BTreeMap<String, Value>, key: &str, path: &str) -> Result<i32> {
+    i32::try_from(req_long(map, key, path)?).map_err(|_| corrupt(path, format!("{key} is out of range")))
+}
+
+fn req_string(map: &mut BTreeMap<String, Value>, key: &str, path: &str) -> Result<String> {
+    match map.remove(key).map(unwrap_union) {
+        Some(Value::String(s)) => Ok(s),
+        other => Err(corrupt(path, format!("{key} is not a string: {other:?}"))),
+    }
+}
+
+fn take_map<T>(
+    map: &mut BTreeMap<String, Value>,
+    key: &str,
+    path: &str,
+    convert: impl Fn(Value) -> Option<T>,
+) -> Result<BTreeMap<i32, T>> {
+    let mut out = BTreeMap::new();
+    let items = match map.remove(key).map(unwrap_union) {
+        None | Some(Value::Null) => return Ok(out),
+        Some(Value::Array(items)) => items,
+        Some(Value::Map(_)) => return Err(corrupt(path, format!("{key} uses an Avro map, expected an array of pairs"))),
+        Some(other) => return Err(corrupt(path, format!("{key} is not an array: {other:?}"))),
+    };
+    for item in items {
+        let mut pair = fields(item, path)?;
+        let k = req_int(&mut pair, "key", path)?;
+        let v = pair.remove("value").map(unwrap_union).and_then(&convert);
+        out.insert(k, v.ok_or_else(|| corrupt(path, format!("{key} has a bad value for field {k}")))?);
+    }
+    Ok(out)
+}
+
+/// Reads a manifest's entries; `path` names it in errors.
+pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
+    let reader = Reader::new(bytes).map_err(|e| corrupt(path, e))?;
+    let mut entries = Vec::new();
+    for value in reader {
+        let mut entry = fields(value.map_err(|e| corrupt(path, e))?, path)?;
+        let mut file = fields(
+            entry.remove("data_file").ok_or_else(|| corrupt(path, "data_file is missing"))?,
+            path,
+        )?;
+        let long = |v: Value| match v {
+            Value::Long(l) => Some(l),
+            Value::Int(i) => Some(i64::from(i)),
+            _ => None,
+        };
+        let bytes_of = |v: Value| match v {
+            Value::Bytes(b) | Value::Fixed(_, b) => Some(b),
+            _ => None,
+        };
+        entries.push(ManifestEntry {
+            status: req_int(&mut entry, "status", path)?,
+            snapshot_id: take_long(&mut entry, "snapshot_id", path)?,
+            sequence_number: take_long(&mut entry, "sequence_number", path)?,
+            file_sequence_number: take_long(&mut entry, "file_sequence_number", path)?,
+            data_file: DataFile {
+                content: take_long(&mut file, "content", path)?.unwrap_or(0) as i32,
+                file_path: req_string(&mut file, "file_path", path)?,
+                file_format: req_string(&mut file, "file_format", path)?,
+                record_count: req_long(&mut file, "record_count", path)?,
+                file_size_in_bytes: req_long(&mut file, "file_size_in_bytes", path)?,
+                column_sizes: take_map(&mut file, "column_sizes", path, long)?,
+                value_counts: take_map(&mut file, "value_counts", path, long)?,
+                null_value_counts: take_map(&mut file, "null_value_counts", path, long)?,
+                lower_bounds: take_map(&mut file, "lower_bounds", path, bytes_of)?,
+                upper_bounds: take_map(&mut file, "upper_bounds", path, bytes_of)?,
+            },
+        });
+    }
+    Ok(entries)
+}
+
+/// Reads a manifest list; `path` names it in errors.
+pub fn read_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile>> {
+    let reader = Reader::new(bytes).map_err(|e| corrupt(path, e))?;
+    let mut files = Vec::new();
+    for value in reader {
+        let mut m = fields(value.map_err(|e| corrupt(path, e))?, path)?;
+        let count = |m: &mut BTreeMap<String, Value>, new: &str, old: &str| -> Result<i32> {
+            match req_int(m, new, path) {
+                Ok(v) => Ok(v),
+                Err(_) => req_int(m, old, path),
+            }
+        };
+        let rows = |m: &mut BTreeMap<String, Value>, key: &str| -> Result<i64> {
+            Ok(take_long(m, key, path)?.unwrap_or(0))
+        };
+        let sequence_number = take_long(&mut m, "sequence_number", path)?.unwrap_or(0);
+        files.push(ManifestFile {
+            manifest_path: req_string(&mut m, "manifest_path", path)?,
+            manifest_length: req_long(&mut m, "manifest_length", path)?,
+            partition_spec_id: req_int(&mut m, "partition_spec_id", path)?,
+            content: take_long(&mut m, "content", path)?.unwrap_or(0) as i32,
+            sequence_number,
+            min_sequence_number: take_long(&mut m, "min_sequence_number", path)?.unwrap_or(sequence_number),
+            added_snapshot_id: req_long(&mut m, "added_snapshot_id", path)?,
+            added_files_count: count(&mut m, "added_files_count", "added_data_files_count")?,
+            existing_files_count: count(&mut m, "existing_files_count", "existing_data_files_count")?,
+            deleted_files_count: count(&mut m, "deleted_files_count", "deleted_data_files_count")?,
+            added_rows_count: rows(&mut m, "added_rows_count")?,
+            existing_rows_count: rows(&mut m, "existing_rows_count")?,
+            deleted_rows_count: rows(&mut m, "deleted_rows_count")?,
+        });
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, rows: i64) -> ManifestEntry {
+        ManifestEntry {
+            status: STATUS_ADDED,
+            snapshot_id: Some(42),
+            sequence_number: None,
+            file_sequence_number: None,
+            data_file: DataFile {
+                content: 0,
+                file_path: path.to_owned(),
+                file_format: "PARQUET".to_owned(),
+                record_count: rows,
+                file_size_in_bytes: 1234,
+                column_sizes: BTreeMap::from([(1, 800)]),
+                value_counts: BTreeMap::from([(1, rows), (2, rows)]),
+                null_value_counts: BTreeMap::from([(1, 0), (2, 3)]),
+                lower_bounds: BTreeMap::from([(1, 5i64.to_le_bytes().to_vec())]),
+                upper_bounds: BTreeMap::from([(1, 99i64.to_le_bytes().to_vec())]),
+            },
+        }
+    }
+
+    #[test]
+    fn manifests_round_trip_and_carry_field_ids_and_header_keys() {
+        let entries = vec![entry("/t/data/a.parquet", 10), entry("/t/data/b.parquet", 20)];
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, "data").unwrap();
+        assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), entries);
+        let reader = Reader::new(&bytes[..]).unwrap();
+        let meta = reader.user_metadata();
+        assert_eq!(meta["partition-spec"], b"[]");
+        assert_eq!(meta["format-version"], b"2");
+        drop(reader);
+        let header = String::from_utf8_lossy(&bytes[..bytes.len().min(8192)]).into_owned();
+        let schema = header;
+        for id in [r#""field-id":0"#, r#""field-id":134"#, r#""field-id":117"#, r#""element-id":133"#, r#""logicalType":"map""#] {
+            assert!(schema.contains(id), "{id} missing from {schema}");
+        }
+    }
+
+    #[test]
+    fn manifest_lists_round_trip() {
+        let m = ManifestFile {
+            manifest_path: "/t/metadata/m0.avro".into(),
+            manifest_length: 4096,
+            partition_spec_id: 0,
+            content: 0,
+            sequence_number: 3,
+            min_sequence_number: 1,
+            added_snapshot_id: 42,
+            added_files_count: 2,
+            existing_files_count: 1,
+            deleted_files_count: 0,
+            added_rows_count: 30,
+            existing_rows_count: 7,
+            deleted_rows_count: 0,
+        };
+        let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3).unwrap();
+        assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m]);
+        let reader = Reader::new(&bytes[..]).unwrap();
+        assert_eq!(reader.user_metadata()["parent-snapshot-id"], b"41");
+    }
+
+    #[test]
+    fn garbage_is_reported_as_corrupt_with_the_path() {
+        let err = read_manifest(b"not avro", "s3://b/t/metadata/m1.avro").unwrap_err();
+        assert!(matches!(err, Error::Corrupt(_)));
+        assert!(err.to_string().contains("m1.avro"));
+    }
+}
