@@ -6,6 +6,7 @@
 pub mod error;
 pub mod runtime;
 pub mod scan;
+pub mod storage;
 pub mod table;
 pub mod vector;
 

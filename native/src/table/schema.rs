@@ -187,6 +187,92 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// An Iceberg schema for an Arrow schema, with fresh field ids (top-level fields first, then
+    /// nested ones), and the dimension of each vector column (`fixed_size_list<float>`) by field id.
+    pub fn from_arrow(arrow: &ArrowSchema) -> Result<(Self, HashMap<i32, i32>)> {
+        let mut ids = IdAllocator { next: arrow.fields().len() as i32 + 1 };
+        let mut vectors = HashMap::new();
+        let mut fields = Vec::with_capacity(arrow.fields().len());
+        for (i, field) in arrow.fields().iter().enumerate() {
+            let id = i as i32 + 1;
+            if let DataType::FixedSizeList(item, dim) = field.data_type() {
+                if item.data_type() == &DataType::Float32 {
+                    vectors.insert(id, *dim);
+                }
+            }
+            fields.push(NestedField::new(id, field.name(), arrow_to_type(field.data_type(), field.name(), &mut ids)?, !field.is_nullable()));
+        }
+        Ok((Schema::new(0, fields)?, vectors))
+    }
+}
+
+struct IdAllocator {
+    next: i32,
+}
+
+impl IdAllocator {
+    fn take(&mut self) -> i32 {
+        self.next += 1;
+        self.next - 1
+    }
+}
+
+fn arrow_to_type(data_type: &DataType, column: &str, ids: &mut IdAllocator) -> Result<Type> {
+    let p = |p| Ok(Type::Primitive(p));
+    match data_type {
+        DataType::Boolean => p(Primitive::Boolean),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::UInt8 | DataType::UInt16 => p(Primitive::Int),
+        DataType::Int64 | DataType::UInt32 => p(Primitive::Long),
+        DataType::Float16 | DataType::Float32 => p(Primitive::Float),
+        DataType::Float64 => p(Primitive::Double),
+        DataType::Decimal128(precision, scale) if *scale >= 0 => {
+            p(Primitive::Decimal { precision: *precision, scale: *scale as u8 })
+        }
+        DataType::Date32 | DataType::Date64 => p(Primitive::Date),
+        DataType::Time64(_) | DataType::Time32(_) => p(Primitive::Time),
+        DataType::Timestamp(_, None) => p(Primitive::Timestamp),
+        DataType::Timestamp(_, Some(_)) => p(Primitive::TimestampTz),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => p(Primitive::String),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => p(Primitive::Binary),
+        DataType::FixedSizeBinary(16) if column.ends_with("uuid") => p(Primitive::Uuid),
+        DataType::FixedSizeBinary(n) => p(Primitive::Fixed(*n as u32)),
+        DataType::List(item) | DataType::LargeList(item) | DataType::FixedSizeList(item, _) => {
+            let element_id = ids.take();
+            Ok(Type::List {
+                element_id,
+                element_required: !item.is_nullable(),
+                element: Box::new(arrow_to_type(item.data_type(), column, ids)?),
+            })
+        }
+        DataType::Map(entries, _) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(Error::invalid(format!("column '{column}' has a malformed map type")));
+            };
+            let (key_id, value_id) = (ids.take(), ids.take());
+            Ok(Type::Map {
+                key_id,
+                key: Box::new(arrow_to_type(kv[0].data_type(), column, ids)?),
+                value_id,
+                value_required: !kv[1].is_nullable(),
+                value: Box::new(arrow_to_type(kv[1].data_type(), column, ids)?),
+            })
+        }
+        DataType::Struct(children) => {
+            let child_ids: Vec<i32> = children.iter().map(|_| ids.take()).collect();
+            let fields = children
+                .iter()
+                .zip(child_ids)
+                .map(|(child, id)| {
+                    Ok(NestedField::new(id, child.name(), arrow_to_type(child.data_type(), child.name(), ids)?, !child.is_nullable()))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Type::Struct(fields))
+        }
+        other => Err(Error::invalid(format!("column '{column}' has type {other}, which HyperStream tables cannot store"))),
+    }
+}
+
 fn collect_ids(fields: &[NestedField], ids: &mut Vec<i32>) {
     for field in fields {
         ids.push(field.id);
@@ -506,6 +592,27 @@ mod tests {
         }
         let err = sample().to_arrow(&HashMap::from([(3, 4)])).unwrap_err();
         assert!(err.to_string().contains("tags"));
+    }
+
+    #[test]
+    fn arrow_schemas_get_fresh_ids_and_vector_dimensions() {
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        let arrow = ArrowSchema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("tags", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), true),
+            Field::new("embedding", DataType::FixedSizeList(item, 16), false),
+            Field::new("at", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+        ]);
+        let (schema, vectors) = Schema::from_arrow(&arrow).unwrap();
+        assert_eq!(schema.fields.iter().map(|f| f.id).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+        assert_eq!(vectors, HashMap::from([(3, 16)]));
+        assert!(matches!(schema.fields[1].field_type, Type::List { element_id: 5, .. }));
+        assert!(matches!(schema.fields[2].field_type, Type::List { element_id: 6, element_required: true, .. }));
+        assert_eq!(schema.fields[3].field_type, Type::Primitive(Primitive::TimestampTz));
+        let back = schema.to_arrow(&vectors).unwrap();
+        assert!(matches!(back.field(2).data_type(), DataType::FixedSizeList(_, 16)));
+        let bad = ArrowSchema::new(vec![Field::new("d", DataType::Duration(TimeUnit::Second), true)]);
+        assert!(Schema::from_arrow(&bad).unwrap_err().to_string().contains("'d'"));
     }
 
     #[test]

@@ -1,0 +1,210 @@
+//! Storage: one object_store per table location (a local directory, `file://`, `s3://`, `gs://`,
+//! `az://`), with the create-if-absent put that commits rely on.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use url::Url;
+
+use crate::runtime::block_on;
+use crate::{Error, Result};
+
+/// A table location and the store behind it. Paths given to its methods are relative to the
+/// location, `/`-separated (`metadata/v1.metadata.json`).
+#[derive(Debug, Clone)]
+pub struct Storage {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+    location: String,
+}
+
+impl Storage {
+    /// Opens `location`: a local path, or a URL whose scheme object_store knows; `options` are its
+    /// settings (`aws_endpoint`, `aws_access_key_id`, `aws_allow_http`, ...).
+    pub fn open(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        let location = location.trim_end_matches('/');
+        if location.is_empty() {
+            return Err(Error::invalid("table location is empty"));
+        }
+        let is_url = location.contains("://");
+        if !is_url || location.starts_with("file://") {
+            let dir = location.strip_prefix("file://").unwrap_or(location);
+            let dir = std::path::absolute(dir).map_err(|e| io(dir, e))?;
+            std::fs::create_dir_all(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
+            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| store_error(location, e))?;
+            return Ok(Self {
+                store: Arc::new(store),
+                root: Path::default(),
+                location: dir.display().to_string(),
+            });
+        }
+        let url = Url::parse(location).map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
+        let (store, root) = object_store::parse_url_opts(&url, options.iter())
+            .map_err(|e| Error::invalid(format!("cannot open {location}: {e}")))?;
+        Ok(Self { store: Arc::from(store), root, location: location.to_owned() })
+    }
+
+    /// The location as given (local paths made absolute), without a trailing `/`.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The full location of `relative`, as table metadata records file paths.
+    pub fn uri(&self, relative: &str) -> String {
+        format!("{}/{}", self.location, relative)
+    }
+
+    /// The path relative to the location of a full file path written by [`Storage::uri`]; fails
+    /// for paths outside the table root.
+    pub fn relative<'a>(&self, uri: &'a str) -> Result<&'a str> {
+        let rest = uri
+            .strip_prefix(self.location.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+            .or_else(|| {
+                uri.strip_prefix("file://")
+                    .and_then(|u| u.strip_prefix(self.location.as_str()))
+                    .and_then(|r| r.strip_prefix('/'))
+            })
+            .ok_or_else(|| Error::Corrupt(format!("{uri} lies outside the table root {}", self.location)))?;
+        if rest.split('/').any(|part| part == ".." || part.is_empty()) {
+            return Err(Error::Corrupt(format!("{uri} lies outside the table root {}", self.location)));
+        }
+        Ok(rest)
+    }
+
+    fn path(&self, relative: &str) -> Path {
+        let mut path = self.root.clone();
+        for part in relative.split('/').filter(|p| !p.is_empty()) {
+            path = path.join(part);
+        }
+        path
+    }
+
+    pub fn get(&self, relative: &str) -> Result<Bytes> {
+        let path = self.path(relative);
+        block_on(async {
+            let result = self.store.get(&path).await.map_err(|e| self.error(relative, e))?;
+            result.bytes().await.map_err(|e| self.error(relative, e))
+        })
+    }
+
+    /// Whether `relative` exists.
+    pub fn exists(&self, relative: &str) -> Result<bool> {
+        let path = self.path(relative);
+        block_on(async {
+            match self.store.head(&path).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(e) => Err(self.error(relative, e)),
+            }
+        })
+    }
+
+    /// Writes `relative`, replacing what was there.
+    pub fn put(&self, relative: &str, bytes: Bytes) -> Result<()> {
+        let path = self.path(relative);
+        block_on(async {
+            self.store.put(&path, PutPayload::from(bytes)).await.map_err(|e| self.error(relative, e))?;
+            Ok(())
+        })
+    }
+
+    /// Writes `relative` only if nothing is there; `Ok(false)` when another writer was first.
+    pub fn put_if_absent(&self, relative: &str, bytes: Bytes) -> Result<bool> {
+        let path = self.path(relative);
+        let options = PutOptions { mode: PutMode::Create, ..Default::default() };
+        block_on(async {
+            match self.store.put_opts(&path, PutPayload::from(bytes), options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                Err(e) => Err(self.error(relative, e)),
+            }
+        })
+    }
+
+    pub fn delete(&self, relative: &str) -> Result<()> {
+        let path = self.path(relative);
+        block_on(async {
+            match self.store.delete(&path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(self.error(relative, e)),
+            }
+        })
+    }
+
+    /// Relative paths of every object under `prefix`.
+    pub fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        let path = self.path(prefix);
+        let root = self.root.as_ref().to_owned();
+        block_on(async {
+            let objects: Vec<_> =
+                self.store.list(Some(&path)).try_collect().await.map_err(|e| self.error(prefix, e))?;
+            Ok(objects
+                .into_iter()
+                .map(|o| {
+                    let full = o.location.as_ref();
+                    full.strip_prefix(root.as_str()).unwrap_or(full).trim_start_matches('/').to_owned()
+                })
+                .collect())
+        })
+    }
+
+    fn error(&self, relative: &str, e: object_store::Error) -> Error {
+        match e {
+            object_store::Error::NotFound { .. } => Error::NotFound(self.uri(relative)),
+            other => store_error(&self.uri(relative), other),
+        }
+    }
+}
+
+fn io(path: &str, source: std::io::Error) -> Error {
+    Error::Io { path: path.to_owned(), source }
+}
+
+fn store_error(path: &str, e: object_store::Error) -> Error {
+    Error::Io { path: path.to_owned(), source: std::io::Error::other(e.to_string()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_storage_puts_gets_lists_and_refuses_a_second_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path().join("t").to_str().unwrap(), &HashMap::new()).unwrap();
+        assert!(storage.put_if_absent("metadata/v1.json", Bytes::from_static(b"one")).unwrap());
+        assert!(!storage.put_if_absent("metadata/v1.json", Bytes::from_static(b"two")).unwrap());
+        assert_eq!(storage.get("metadata/v1.json").unwrap(), Bytes::from_static(b"one"));
+        storage.put("data/a.parquet", Bytes::from_static(b"a")).unwrap();
+        let mut all = storage.list("").unwrap();
+        all.sort();
+        assert_eq!(all, vec!["data/a.parquet", "metadata/v1.json"]);
+        assert!(storage.exists("data/a.parquet").unwrap());
+        storage.delete("data/a.parquet").unwrap();
+        assert!(!storage.exists("data/a.parquet").unwrap());
+        assert!(matches!(storage.get("data/a.parquet"), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn paths_outside_the_root_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
+        let inside = storage.uri("data/x.parquet");
+        assert_eq!(storage.relative(&inside).unwrap(), "data/x.parquet");
+        assert!(storage.relative("/etc/passwd").is_err());
+        assert!(storage.relative(&storage.uri("data/../../etc/passwd")).is_err());
+        assert!(storage.relative(&format!("file://{inside}")).is_ok());
+    }
+
+    #[test]
+    fn unknown_schemes_are_invalid_arguments() {
+        let err = Storage::open("nope://bucket/t", &HashMap::new()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    }
+}
