@@ -8,8 +8,9 @@ import java.util.List;
 import java.util.ServiceLoader;
 
 /**
- * Loads the plugin JAR the way a Trino server loads {@code plugin/hyperstream/}: in a plugin class
- * loader of its own that lends it only Trino's SPI packages, so the test sees what a server sees.
+ * Loads the plugin JAR the way a Trino server loads {@code plugin/hyperstream/}: in Trino's own
+ * plugin class loader, which lends the plugin only Trino's SPI packages, so a class the JAR forgot
+ * to bundle fails here as it would in a server.
  */
 final class IsolatedPlugin {
     private IsolatedPlugin() {}

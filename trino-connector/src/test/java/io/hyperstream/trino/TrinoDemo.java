@@ -22,7 +22,7 @@ public final class TrinoDemo {
     public static void main(String[] args) throws Exception {
         try (DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build()).build()) {
-            runner.installPlugin(IsolatedPlugin.load());
+            runner.installPlugin(new HyperStreamPlugin());
             runner.createCatalog("hyperstream", "hyperstream", Map.of(
                     "hyperstream.sample.rows", "100000",
                     "hyperstream.sample.dimension", "4",
@@ -34,7 +34,7 @@ public final class TrinoDemo {
                     + "round(avg(embedding[1]), 4) AS avg_first_dim FROM items");
             show(runner, "EXPLAIN SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50");
             show(runner, "SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50 ORDER BY id LIMIT 5");
-            OUT.println("plugin loaded from: " + IsolatedPlugin.jar());
+            OUT.println("native library loaded from: " + io.hyperstream.jni.NativeLibrary.loadedFrom());
         }
     }
 
