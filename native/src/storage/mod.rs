@@ -66,7 +66,9 @@ impl Storage {
             .strip_prefix(self.location.as_str())
             .and_then(|r| r.strip_prefix('/'))
             .or_else(|| {
+                // Iceberg Java writes local paths as `file:/...` or `file:///...`.
                 uri.strip_prefix("file://")
+                    .or_else(|| uri.strip_prefix("file:"))
                     .and_then(|u| u.strip_prefix(self.location.as_str()))
                     .and_then(|r| r.strip_prefix('/'))
             })
@@ -200,6 +202,7 @@ mod tests {
         assert!(storage.relative("/etc/passwd").is_err());
         assert!(storage.relative(&storage.uri("data/../../etc/passwd")).is_err());
         assert!(storage.relative(&format!("file://{inside}")).is_ok());
+        assert!(storage.relative(&format!("file:{inside}")).is_ok());
     }
 
     #[test]

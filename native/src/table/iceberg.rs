@@ -1,0 +1,734 @@
+//! A HyperStream table: a genuine Iceberg V2 table (Parquet data files with field ids, Avro
+//! manifests, `metadata/vN.metadata.json`, `metadata/version-hint.text`) under one location.
+//!
+//! Commits write every new file first, then create the next metadata file with a create-if-absent
+//! put; a writer that loses the race reloads the winner's metadata and retries on top of it. A crash
+//! at any point leaves the table at the previous or the next version.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::compute::{cast, max, max_boolean, max_string, min, min_boolean, min_string};
+use arrow::datatypes::{
+    DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, Schema as ArrowSchema, SchemaRef,
+    TimeUnit, TimestampMicrosecondType,
+};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatchReader;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use super::manifest::{
+    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, ManifestEntry, ManifestFile,
+    STATUS_ADDED, STATUS_DELETED,
+};
+use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
+use super::schema::{Schema, PARQUET_FIELD_ID};
+use crate::scan::BatchStream;
+use crate::storage::Storage;
+use crate::{Error, Result};
+
+const VERSION_HINT: &str = "metadata/version-hint.text";
+const COMMIT_ATTEMPTS: usize = 20;
+
+/// Table property that records a vector column's dimension, by field id.
+pub fn vector_property(field_id: i32) -> String {
+    format!("hyperstream.vector.{field_id}.dimension")
+}
+
+/// An open table at one metadata version.
+#[derive(Debug, Clone)]
+pub struct Table {
+    storage: Storage,
+    metadata: TableMetadata,
+    version: u64,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn metadata_file(version: u64) -> String {
+    format!("metadata/v{version}.metadata.json")
+}
+
+impl Table {
+    /// Creates an empty table at `location` with the columns of `schema`; fails if a table is there.
+    pub fn create(
+        location: &str,
+        schema: &ArrowSchema,
+        mut properties: BTreeMap<String, String>,
+        options: &HashMap<String, String>,
+    ) -> Result<Self> {
+        let storage = Storage::open(location, options)?;
+        let (iceberg, vectors) = Schema::from_arrow(schema)?;
+        for (id, dim) in vectors {
+            properties.insert(vector_property(id), dim.to_string());
+        }
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
+        if !storage.put_if_absent(&metadata_file(1), Bytes::from(metadata.to_json()?))? {
+            return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
+        }
+        storage.put(VERSION_HINT, Bytes::from_static(b"1"))?;
+        Ok(Self { storage, metadata, version: 1 })
+    }
+
+    /// Opens the latest version of the table at `location`.
+    pub fn load(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        Self::load_from(Storage::open(location, options)?)
+    }
+
+    fn load_from(storage: Storage) -> Result<Self> {
+        let version = latest_version(&storage)?;
+        let path = metadata_file(version);
+        let metadata = TableMetadata::from_json(&storage.get(&path)?, &storage.uri(&path))?;
+        Ok(Self { storage, metadata, version })
+    }
+
+    /// Moves to the latest committed version.
+    pub fn refresh(&mut self) -> Result<()> {
+        *self = Self::load_from(self.storage.clone())?;
+        Ok(())
+    }
+
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.metadata
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn location(&self) -> &str {
+        self.storage.location()
+    }
+
+    /// Vector columns' dimensions by field id.
+    pub fn vectors(&self) -> HashMap<i32, i32> {
+        self.metadata
+            .properties
+            .iter()
+            .filter_map(|(k, v)| {
+                let id = k.strip_prefix("hyperstream.vector.")?.strip_suffix(".dimension")?.parse().ok()?;
+                Some((id, v.parse().ok()?))
+            })
+            .collect()
+    }
+
+    /// The current schema as Arrow (field ids in `PARQUET:field_id`, vectors as fixed-size lists).
+    pub fn arrow_schema(&self) -> Result<SchemaRef> {
+        Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
+    }
+
+    /// Appends every batch of `reader` as one new data file and commits a snapshot; returns its id.
+    /// Batches must have the table's columns (by name, in any order, castable types); nothing is
+    /// committed when one does not.
+    pub fn append(&mut self, reader: impl RecordBatchReader) -> Result<i64> {
+        let schema = self.arrow_schema()?;
+        let (bytes, stats) = write_parquet(&schema, reader)?;
+        if stats.rows == 0 {
+            return Err(Error::invalid("nothing to append: the stream holds no rows"));
+        }
+        let data_path = format!("data/{}.parquet", uuid::Uuid::new_v4());
+        let size = bytes.len() as i64;
+        self.storage.put(&data_path, bytes)?;
+        let data_file = DataFile {
+            content: 0,
+            file_path: self.storage.uri(&data_path),
+            file_format: "PARQUET".to_owned(),
+            record_count: stats.rows as i64,
+            file_size_in_bytes: size,
+            column_sizes: BTreeMap::new(),
+            value_counts: stats.value_counts,
+            null_value_counts: stats.null_counts,
+            lower_bounds: stats.lower,
+            upper_bounds: stats.upper,
+        };
+        self.commit_snapshot("append", vec![data_file])
+    }
+
+    /// Commits a snapshot that adds `added` on top of the current snapshot's files.
+    fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
+        let schema = self.metadata.current_schema()?.clone();
+        let schema_json = serde_json::to_string(&schema.to_json()).map_err(|e| Error::Internal(e.to_string()))?;
+        for _ in 0..COMMIT_ATTEMPTS {
+            let snapshot_id = (uuid::Uuid::new_v4().as_u64_pair().0 >> 1) as i64;
+            let sequence_number = self.metadata.last_sequence_number + 1;
+            let entries: Vec<ManifestEntry> = added
+                .iter()
+                .map(|f| ManifestEntry {
+                    status: STATUS_ADDED,
+                    snapshot_id: Some(snapshot_id),
+                    sequence_number: None,
+                    file_sequence_number: None,
+                    data_file: f.clone(),
+                })
+                .collect();
+            let manifest = write_manifest(&entries, &schema_json, schema.schema_id, "[]", 0, "data")?;
+            let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
+            let manifest_length = manifest.len() as i64;
+            self.storage.put(&manifest_path, Bytes::from(manifest))?;
+            let parent = self.metadata.current_snapshot().cloned();
+            let mut manifests = match &parent {
+                Some(p) => read_manifest_list(&self.storage.get(self.storage.relative(&p.manifest_list)?)?, &p.manifest_list)?,
+                None => Vec::new(),
+            };
+            let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
+            manifests.insert(
+                0,
+                ManifestFile {
+                    manifest_path: self.storage.uri(&manifest_path),
+                    manifest_length,
+                    partition_spec_id: 0,
+                    content: 0,
+                    sequence_number,
+                    min_sequence_number: sequence_number,
+                    added_snapshot_id: snapshot_id,
+                    added_files_count: added.len() as i32,
+                    existing_files_count: 0,
+                    deleted_files_count: 0,
+                    added_rows_count: added_rows,
+                    existing_rows_count: 0,
+                    deleted_rows_count: 0,
+                },
+            );
+            let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), sequence_number)?;
+            let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
+            self.storage.put(&list_path, Bytes::from(list))?;
+
+            let total_rows: i64 = parent
+                .as_ref()
+                .and_then(|p| p.summary.get("total-records"))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+                + added_rows;
+            let total_files: i64 = parent
+                .as_ref()
+                .and_then(|p| p.summary.get("total-data-files"))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+                + added.len() as i64;
+            let now = now_ms().max(self.metadata.last_updated_ms + 1);
+            let mut next = self.metadata.clone();
+            next.metadata_log.push(MetadataLogEntry {
+                timestamp_ms: self.metadata.last_updated_ms,
+                metadata_file: self.storage.uri(&metadata_file(self.version)),
+            });
+            next.add_snapshot(Snapshot {
+                snapshot_id,
+                parent_snapshot_id: parent.as_ref().map(|p| p.snapshot_id),
+                sequence_number,
+                timestamp_ms: now,
+                manifest_list: self.storage.uri(&list_path),
+                summary: BTreeMap::from([
+                    ("operation".to_owned(), operation.to_owned()),
+                    ("added-data-files".to_owned(), added.len().to_string()),
+                    ("added-records".to_owned(), added_rows.to_string()),
+                    ("total-records".to_owned(), total_rows.to_string()),
+                    ("total-data-files".to_owned(), total_files.to_string()),
+                    ("total-delete-files".to_owned(), "0".to_owned()),
+                    ("total-position-deletes".to_owned(), "0".to_owned()),
+                    ("total-equality-deletes".to_owned(), "0".to_owned()),
+                ]),
+                schema_id: Some(schema.schema_id),
+            });
+            let path = metadata_file(self.version + 1);
+            if self.storage.put_if_absent(&path, Bytes::from(next.to_json()?))? {
+                self.metadata = next;
+                self.version += 1;
+                // The hint only speeds up loading; readers probe past a stale one.
+                let _ = self.storage.put(VERSION_HINT, Bytes::from(self.version.to_string()));
+                return Ok(snapshot_id);
+            }
+            // Another writer committed this version first: rebase on top of it.
+            self.storage.delete(&manifest_path)?;
+            self.storage.delete(&list_path)?;
+            self.refresh()?;
+        }
+        Err(Error::CommitConflict(format!(
+            "gave up committing to {} after {COMMIT_ATTEMPTS} lost races",
+            self.storage.location()
+        )))
+    }
+
+    /// The snapshot a read sees: `snapshot_id`, the one current at `as_of_ms`, or the current one.
+    pub fn snapshot(&self, snapshot_id: Option<i64>, as_of_ms: Option<i64>) -> Result<Option<&Snapshot>> {
+        match (snapshot_id, as_of_ms) {
+            (Some(id), _) => self.metadata.snapshot(id).map(Some),
+            (None, Some(ts)) => self.metadata.snapshot_as_of(ts).map(Some),
+            (None, None) => Ok(self.metadata.current_snapshot()),
+        }
+    }
+
+    /// The live data files of a snapshot (none for an empty table).
+    pub fn data_files(&self, snapshot: Option<&Snapshot>) -> Result<Vec<DataFile>> {
+        let Some(snapshot) = snapshot else {
+            return Ok(Vec::new());
+        };
+        let list_path = self.storage.relative(&snapshot.manifest_list)?;
+        let manifests = read_manifest_list(&self.storage.get(list_path)?, &snapshot.manifest_list)?;
+        let mut files = Vec::new();
+        for manifest in manifests.iter().filter(|m| m.content == 0) {
+            let path = self.storage.relative(&manifest.manifest_path)?;
+            for entry in read_manifest(&self.storage.get(path)?, &manifest.manifest_path)? {
+                if entry.status != STATUS_DELETED && entry.data_file.content == 0 {
+                    self.storage.relative(&entry.data_file.file_path)?;
+                    files.push(entry.data_file);
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// Streams `files` with the columns named in `columns` (every column when `None`), as the
+    /// current schema types them.
+    pub fn scan_files(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize) -> Result<BatchStream> {
+        let table_schema = self.arrow_schema()?;
+        let indices = match columns {
+            None => (0..table_schema.fields().len()).collect::<Vec<_>>(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    table_schema
+                        .index_of(n)
+                        .map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema")))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
+        let schema = Arc::new(table_schema.project(&indices)?);
+        Ok(Box::new(TableScan {
+            storage: self.storage.clone(),
+            schema,
+            files: files.into(),
+            current: None,
+            batch_rows: batch_rows.max(1),
+        }))
+    }
+}
+
+fn latest_version(storage: &Storage) -> Result<u64> {
+    let hinted = match storage.get(VERSION_HINT) {
+        Ok(bytes) => std::str::from_utf8(&bytes).ok().and_then(|s| s.trim().parse::<u64>().ok()),
+        Err(Error::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let mut version = match hinted {
+        Some(v) => v,
+        None => storage
+            .list("metadata")?
+            .iter()
+            .filter_map(|p| p.strip_prefix("metadata/v")?.strip_suffix(".metadata.json")?.parse::<u64>().ok())
+            .max()
+            .ok_or_else(|| Error::NotFound(format!("no HyperStream or Iceberg table at {}", storage.location())))?,
+    };
+    while storage.exists(&metadata_file(version + 1))? {
+        version += 1;
+    }
+    if !storage.exists(&metadata_file(version))? {
+        return Err(Error::Corrupt(format!("{} names version {version}, which is missing", storage.uri(VERSION_HINT))));
+    }
+    Ok(version)
+}
+
+struct WriteStats {
+    rows: u64,
+    value_counts: BTreeMap<i32, i64>,
+    null_counts: BTreeMap<i32, i64>,
+    lower: BTreeMap<i32, Vec<u8>>,
+    upper: BTreeMap<i32, Vec<u8>>,
+}
+
+/// Casts `batch` to `schema` (columns by name); fails naming the first column that does not fit.
+fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    for field in batch.schema().fields() {
+        if schema.index_of(field.name()).is_err() {
+            return Err(Error::invalid(format!("column '{}' is not in the table schema", field.name())));
+        }
+    }
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let column = match batch.schema().index_of(field.name()) {
+            Ok(i) => batch.column(i).clone(),
+            Err(_) if field.is_nullable() => new_null_array(field.data_type(), batch.num_rows()),
+            Err(_) => return Err(Error::invalid(format!("required column '{}' is missing", field.name()))),
+        };
+        let column = if column.data_type() == field.data_type() {
+            column
+        } else {
+            cast(&column, field.data_type()).map_err(|e| {
+                Error::invalid(format!(
+                    "column '{}' has type {}, which does not fit the table's {}: {e}",
+                    field.name(),
+                    column.data_type(),
+                    field.data_type()
+                ))
+            })?
+        };
+        if !field.is_nullable() && column.null_count() > 0 {
+            return Err(Error::invalid(format!("required column '{}' holds nulls", field.name())));
+        }
+        columns.push(column);
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+}
+
+fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(Bytes, WriteStats)> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
+        .build();
+    let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
+        .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
+    let mut stats = WriteStats {
+        rows: 0,
+        value_counts: BTreeMap::new(),
+        null_counts: BTreeMap::new(),
+        lower: BTreeMap::new(),
+        upper: BTreeMap::new(),
+    };
+    for batch in reader {
+        let batch = conform(&batch?, schema)?;
+        for (field, column) in schema.fields().iter().zip(batch.columns()) {
+            let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) else {
+                continue;
+            };
+            *stats.value_counts.entry(id).or_default() += column.len() as i64;
+            *stats.null_counts.entry(id).or_default() += column.null_count() as i64;
+            if let Some((lo, hi)) = bounds(column) {
+                let merge_lo = stats.lower.get(&id).is_none_or(|cur| less(column.data_type(), &lo, cur));
+                if merge_lo {
+                    stats.lower.insert(id, lo);
+                }
+                let merge_hi = stats.upper.get(&id).is_none_or(|cur| less(column.data_type(), cur, &hi));
+                if merge_hi {
+                    stats.upper.insert(id, hi);
+                }
+            }
+        }
+        stats.rows += batch.num_rows() as u64;
+        writer.write(&batch).map_err(|e| Error::Internal(format!("parquet write: {e}")))?;
+    }
+    let bytes = writer.into_inner().map_err(|e| Error::Internal(format!("parquet close: {e}")))?;
+    Ok((Bytes::from(bytes), stats))
+}
+
+/// Iceberg single-value serialization of a column's min and max, for the types bounds serve.
+fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
+    use arrow::array::AsArray;
+    match column.data_type() {
+        DataType::Int32 => {
+            let a = column.as_primitive::<Int32Type>();
+            Some((min(a)?.to_le_bytes().to_vec(), max(a)?.to_le_bytes().to_vec()))
+        }
+        DataType::Date32 => {
+            let a = column.as_primitive::<Date32Type>();
+            Some((min(a)?.to_le_bytes().to_vec(), max(a)?.to_le_bytes().to_vec()))
+        }
+        DataType::Int64 => {
+            let a = column.as_primitive::<Int64Type>();
+            Some((min(a)?.to_le_bytes().to_vec(), max(a)?.to_le_bytes().to_vec()))
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            let a = column.as_primitive::<TimestampMicrosecondType>();
+            Some((min(a)?.to_le_bytes().to_vec(), max(a)?.to_le_bytes().to_vec()))
+        }
+        DataType::Float32 => {
+            let a = column.as_primitive::<Float32Type>();
+            let (lo, hi) = (min(a)?, max(a)?);
+            (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+        }
+        DataType::Float64 => {
+            let a = column.as_primitive::<Float64Type>();
+            let (lo, hi) = (min(a)?, max(a)?);
+            (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+        }
+        DataType::Boolean => {
+            let a = column.as_boolean();
+            Some((vec![min_boolean(a)? as u8], vec![max_boolean(a)? as u8]))
+        }
+        DataType::Utf8 => {
+            // Long strings would need truncated bounds; they get none rather than wrong ones.
+            let a = column.as_string::<i32>();
+            let (lo, hi) = (min_string(a)?, max_string(a)?);
+            (lo.len() <= 64 && hi.len() <= 64).then(|| (lo.as_bytes().to_vec(), hi.as_bytes().to_vec()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether serialized bound `a` sorts before `b` for `data_type`.
+fn less(data_type: &DataType, a: &[u8], b: &[u8]) -> bool {
+    fn arr<const N: usize>(v: &[u8]) -> [u8; N] {
+        v.try_into().unwrap_or([0; N])
+    }
+    match data_type {
+        DataType::Int32 | DataType::Date32 => i32::from_le_bytes(arr(a)) < i32::from_le_bytes(arr(b)),
+        DataType::Int64 | DataType::Timestamp(..) => i64::from_le_bytes(arr(a)) < i64::from_le_bytes(arr(b)),
+        DataType::Float32 => f32::from_le_bytes(arr(a)) < f32::from_le_bytes(arr(b)),
+        DataType::Float64 => f64::from_le_bytes(arr(a)) < f64::from_le_bytes(arr(b)),
+        _ => a < b,
+    }
+}
+
+/// Reads data files one after another, mapping each file's columns to the table schema by field id.
+struct TableScan {
+    storage: Storage,
+    schema: SchemaRef,
+    files: VecDeque<DataFile>,
+    current: Option<(ParquetRecordBatchReader, Vec<Option<usize>>)>,
+    batch_rows: usize,
+}
+
+fn field_id(field: &arrow::datatypes::Field) -> Option<i32> {
+    field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse().ok())
+}
+
+impl TableScan {
+    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
+        let bytes = self.storage.get(self.storage.relative(&file.file_path)?)?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
+        let file_schema = builder.schema().clone();
+        // Table columns by field id -> root column index in the file.
+        let roots: Vec<Option<usize>> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| field_id(f).and_then(|id| file_schema.fields().iter().position(|ff| field_id(ff) == Some(id))))
+            .collect();
+        let mut wanted: Vec<usize> = roots.iter().flatten().copied().collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.clone());
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(self.batch_rows)
+            .build()
+            .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
+        // Position of each table column within the projected batch.
+        let positions = roots.iter().map(|r| r.map(|root| wanted.binary_search(&root).unwrap_or(0))).collect();
+        Ok((reader, positions))
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if self.current.is_none() {
+                let Some(file) = self.files.pop_front() else {
+                    return Ok(None);
+                };
+                self.current = Some(self.open(&file)?);
+            }
+            let (reader, positions) = self.current.as_mut().expect("opened above");
+            match reader.next() {
+                None => self.current = None,
+                Some(batch) => {
+                    let batch = batch?;
+                    let mut columns = Vec::with_capacity(self.schema.fields().len());
+                    for (field, position) in self.schema.fields().iter().zip(positions.iter()) {
+                        columns.push(match position {
+                            Some(p) => {
+                                let column = batch.column(*p);
+                                if column.data_type() == field.data_type() {
+                                    column.clone()
+                                } else {
+                                    cast(column, field.data_type())?
+                                }
+                            }
+                            None => new_null_array(field.data_type(), batch.num_rows()),
+                        });
+                    }
+                    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+                    return Ok(Some(RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?));
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for TableScan {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().map_err(|e| ArrowError::ExternalError(Box::new(e))).transpose()
+    }
+}
+
+impl RecordBatchReader for TableScan {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{AsArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatchIterator, StringArray};
+    use arrow::datatypes::Field;
+
+    use super::*;
+
+    fn schema() -> SchemaRef {
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        Arc::new(ArrowSchema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("embedding", DataType::FixedSizeList(item, 3), false),
+        ]))
+    }
+
+    fn batch(ids: std::ops::Range<i64>) -> RecordBatch {
+        let n = (ids.end - ids.start) as usize;
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        let names: Vec<Option<String>> = ids.clone().map(|i| (i % 4 != 0).then(|| format!("n{i}"))).collect();
+        let values: Vec<f32> = ids.clone().flat_map(|i| [i as f32, 0.5, -(i as f32)]).collect();
+        RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(ids)),
+                Arc::new(StringArray::from(names)),
+                Arc::new(FixedSizeListArray::new(item, 3, Arc::new(Float32Array::from(values)), None)),
+            ],
+        )
+        .map(|b| {
+            assert_eq!(b.num_rows(), n);
+            b
+        })
+        .unwrap()
+    }
+
+    fn reader(batches: Vec<RecordBatch>) -> impl RecordBatchReader {
+        RecordBatchIterator::new(batches.into_iter().map(Ok), schema())
+    }
+
+    fn ids(table: &Table, snapshot: Option<&Snapshot>) -> Vec<i64> {
+        let files = table.data_files(snapshot).unwrap();
+        let mut ids: Vec<i64> = table
+            .scan_files(files, Some(&["id".to_owned()]), 1000)
+            .unwrap()
+            .flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn create_append_scan_and_travel_in_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().join("t");
+        let location = location.to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        assert!(table.data_files(table.metadata().current_snapshot()).unwrap().is_empty());
+        let first = table.append(reader(vec![batch(0..100), batch(100..150)])).unwrap();
+        let second = table.append(reader(vec![batch(150..160)])).unwrap();
+        assert_eq!(table.version(), 3);
+
+        let reopened = Table::load(location, &HashMap::new()).unwrap();
+        assert_eq!(reopened.metadata().current_snapshot_id, Some(second));
+        assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), (0..160).collect::<Vec<_>>());
+        let earlier = reopened.snapshot(Some(first), None).unwrap();
+        assert_eq!(ids(&reopened, earlier), (0..150).collect::<Vec<_>>());
+        let at = reopened.metadata().snapshot(first).unwrap().timestamp_ms;
+        assert_eq!(reopened.snapshot(None, Some(at)).unwrap().unwrap().snapshot_id, first);
+        assert_eq!(reopened.metadata().current_snapshot().unwrap().summary["total-records"], "160");
+
+        // Every column comes back as written, the vector as a fixed-size list.
+        let files = reopened.data_files(reopened.snapshot(Some(first), None).unwrap()).unwrap();
+        let all: Vec<RecordBatch> = reopened.scan_files(files, None, 64).unwrap().map(Result::unwrap).collect();
+        let merged = arrow::compute::concat_batches(&all[0].schema(), &all).unwrap();
+        assert_eq!(merged.num_rows(), 150);
+        assert!(matches!(merged.schema().field(2).data_type(), DataType::FixedSizeList(_, 3)));
+        let names = merged.column(1).as_string::<i32>();
+        let row = merged.column(0).as_primitive::<Int64Type>().values().iter().position(|&v| v == 7).unwrap();
+        assert_eq!(names.value(row), "n7");
+        let vector = merged.column(2).as_fixed_size_list().value(row);
+        assert_eq!(vector.as_primitive::<Float32Type>().values(), &[7.0, 0.5, -7.0]);
+        assert_eq!(reopened.vectors(), HashMap::from([(3, 3)]));
+    }
+
+    #[test]
+    fn files_carry_counts_and_bounds_for_pruning() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(10..20), batch(5..8)])).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert_eq!(files.len(), 1);
+        let f = &files[0];
+        assert_eq!(f.record_count, 13);
+        assert_eq!(f.value_counts[&1], 13);
+        assert_eq!(f.null_value_counts[&2], 2); // ids 12 and 16
+        assert_eq!(f.lower_bounds[&1], 5i64.to_le_bytes());
+        assert_eq!(f.upper_bounds[&1], 19i64.to_le_bytes());
+        assert_eq!(f.lower_bounds[&2], b"n10");
+    }
+
+    #[test]
+    fn bad_writes_are_refused_and_commit_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let unknown = Arc::new(ArrowSchema::new(vec![Field::new("colour", DataType::Utf8, true)]));
+        let bad = RecordBatch::try_new(unknown.clone(), vec![Arc::new(StringArray::from(vec!["red"]))]).unwrap();
+        let err = table.append(RecordBatchIterator::new(vec![Ok(bad)], unknown)).unwrap_err();
+        assert!(err.to_string().contains("'colour'"), "{err}");
+        let wrong = Arc::new(ArrowSchema::new(vec![Field::new("id", DataType::Utf8, false)]));
+        let bad = RecordBatch::try_new(wrong.clone(), vec![Arc::new(StringArray::from(vec!["x"]))]).unwrap();
+        let err = table.append(RecordBatchIterator::new(vec![Ok(bad)], wrong)).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(err.to_string().contains("'id'"), "{err}");
+        assert!(table.append(reader(vec![])).is_err());
+        assert!(Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap_err().to_string().contains("already exists"));
+        let reopened = Table::load(location, &HashMap::new()).unwrap();
+        assert_eq!(reopened.version(), 1);
+        assert!(reopened.metadata().snapshots.is_empty());
+    }
+
+    #[test]
+    fn corrupt_metadata_and_paths_outside_the_root_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..5)])).unwrap();
+        // A manifest list pointing outside the table root.
+        let mut metadata = table.metadata().clone();
+        metadata.snapshots[0].manifest_list = "/etc/passwd".to_owned();
+        let outside = Table { metadata, ..table.clone() };
+        let err = outside.data_files(outside.metadata().current_snapshot()).unwrap_err();
+        assert!(matches!(err, Error::Corrupt(_)) && err.to_string().contains("/etc/passwd"), "{err}");
+        // A corrupted metadata file.
+        std::fs::write(dir.path().join("metadata/v2.metadata.json"), b"{ not json").unwrap();
+        let err = Table::load(location, &HashMap::new()).unwrap_err();
+        assert!(matches!(err, Error::Corrupt(_)) && err.to_string().contains("v2.metadata.json"), "{err}");
+    }
+
+    #[test]
+    fn concurrent_writers_lose_no_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let location = location.clone();
+                std::thread::spawn(move || {
+                    let mut table = Table::load(&location, &HashMap::new()).unwrap();
+                    for i in 0..25 {
+                        let start = (w * 1000 + i * 10) as i64;
+                        table.append(reader(vec![batch(start..start + 10)])).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let table = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(table.version(), 51);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 500);
+        assert_eq!(table.metadata().snapshots.len(), 50);
+    }
+}
