@@ -8,18 +8,21 @@
 mod handle;
 mod throw;
 
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
-use jni::objects::{JClass, JIntArray, JLongArray, JString};
+use arrow::datatypes::Schema as ArrowSchema;
+use jni::objects::{JClass, JIntArray, JLongArray, JObjectArray, JString};
 use jni::sys::{jint, jlong, JNI_ERR, JNI_VERSION_1_8};
 use jni::vm::JavaVM;
 use jni::{Env, EnvUnowned};
 
 use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, RepeatedBatches};
+use crate::table::iceberg::Table;
 use crate::table::SampleTable;
 use crate::{Error, VERSION};
 use throw::{JniError, ThrowJava};
@@ -348,4 +351,192 @@ pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_copyNative<'l>(
 
 fn rows_arg(rows: jlong) -> JniResult<u64> {
     u64::try_from(rows).map_err(|_| Error::invalid(format!("row count must be >= 0, got {rows}")).into())
+}
+
+// ---- io.hyperstream.jni.NativeTable -----------------------------------------------------------
+
+/// A table handle: appends move it to new versions, so calls take the lock.
+type TableCell = Mutex<Table>;
+
+fn table_of(handle: jlong) -> JniResult<Arc<TableCell>> {
+    // SAFETY: NativeHandle passes only open handles.
+    Ok(unsafe { handle::get::<TableCell>(handle) }?)
+}
+
+fn lock(cell: &TableCell) -> std::sync::MutexGuard<'_, Table> {
+    // A panic while the lock was held leaves the table at a committed version: reuse it.
+    cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn strings(env: &mut Env, array: &JObjectArray) -> JniResult<Option<Vec<String>>> {
+    if array.is_null() {
+        return Ok(None);
+    }
+    let len = array.len(env)?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        let element = array.get_element(env, i)?;
+        let element = JString::cast_local(env, element)?;
+        out.push(string(env, &element)?);
+    }
+    Ok(Some(out))
+}
+
+/// `key, value, key, value, ...` from Java as a map.
+fn pairs(env: &mut Env, array: &JObjectArray) -> JniResult<Vec<(String, String)>> {
+    let flat = strings(env, array)?.unwrap_or_default();
+    if flat.len() % 2 != 0 {
+        return Err(Error::invalid("properties must come as key/value pairs").into());
+    }
+    Ok(flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].clone())).collect())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    location: JString<'l>,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+    options: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let location = string(env, &location)?;
+        let address = non_null(schema_address, "ArrowSchema")?;
+        // SAFETY: Java exported a schema into the struct at `address` (Data.exportSchema); from_raw
+        // takes it over and releases it when dropped.
+        let ffi = unsafe { FFI_ArrowSchema::from_raw(address as *mut FFI_ArrowSchema) };
+        let schema = ArrowSchema::try_from(&ffi)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let table = Table::create(&location, &schema, properties, &options)?;
+        Ok(handle::into_handle(Mutex::new(table)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    location: JString<'l>,
+    options: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let location = string(env, &location)?;
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        Ok(handle::into_handle(Mutex::new(Table::load(&location, &options)?)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_closeNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
+    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_exportSchema<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let schema = lock(&cell).arrow_schema()?;
+        let address = non_null(schema_address, "ArrowSchema")?;
+        let ffi = FFI_ArrowSchema::try_from(schema.as_ref())?;
+        // SAFETY: Java allocated an empty ArrowSchema struct at `address` (ArrowSchema.allocateNew).
+        unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowSchema, ffi) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_appendNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    stream_address: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let address = non_null(stream_address, "ArrowArrayStream")?;
+        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream).
+        let reader = unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let snapshot = lock(&cell).append(reader)?;
+        Ok(snapshot)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_refreshNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let mut table = lock(&cell);
+        table.refresh()?;
+        Ok(table.version() as jlong)
+    })
+}
+
+/// `[snapshot id, parent id or -1, timestamp ms, sequence number]` per snapshot, oldest first.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_snapshotsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let flat: Vec<jlong> = lock(&cell)
+            .metadata()
+            .snapshots
+            .iter()
+            .flat_map(|s| [s.snapshot_id, s.parent_snapshot_id.unwrap_or(-1), s.timestamp_ms, s.sequence_number])
+            .collect();
+        long_array(env, &flat)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_currentSnapshotNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let current = lock(&cell).metadata().current_snapshot_id.unwrap_or(-1);
+        Ok(current)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+    columns: JObjectArray<'l>,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let columns = strings(env, &columns)?;
+        let table = lock(&cell);
+        let snapshot = table.snapshot((snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        let files = table.data_files(snapshot)?;
+        let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
+        export_stream(stream, stream_address)
+    })
 }

@@ -1,0 +1,126 @@
+package io.hyperstream.jni;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * A HyperStream table: a genuine Iceberg V2 table (Parquet data files with field ids, Avro
+ * manifests, {@code metadata/vN.metadata.json}) at a location (a local path or an object-store
+ * URL). Vector columns are Arrow fixed-size float lists, stored as Iceberg {@code list<float>}.
+ */
+public final class NativeTable extends NativeHandle {
+    /** One snapshot of the table's history. */
+    public record SnapshotInfo(long snapshotId, long parentId, long timestampMillis, long sequenceNumber) {}
+
+    private final String location;
+
+    private NativeTable(long handle, String location) {
+        super("table " + location, handle, NativeTable::closeNative);
+        this.location = location;
+    }
+
+    /** Creates an empty table with {@code schema}'s columns; fails if a table exists there. */
+    public static NativeTable create(String location, Schema schema, Map<String, String> properties,
+            Map<String, String> storageOptions, BufferAllocator allocator) {
+        NativeLibrary.load();
+        try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
+            Data.exportSchema(allocator, schema, null, ffi);
+            return new NativeTable(createNative(location, ffi.memoryAddress(), flatten(properties),
+                    flatten(storageOptions)), location);
+        }
+    }
+
+    /** Opens the latest version of the table at {@code location}. */
+    public static NativeTable load(String location, Map<String, String> storageOptions) {
+        NativeLibrary.load();
+        return new NativeTable(loadNative(location, flatten(storageOptions)), location);
+    }
+
+    public String location() {
+        return location;
+    }
+
+    /** The current schema (fields carry their Iceberg ids as {@code PARQUET:field_id}). */
+    public Schema schema(BufferAllocator allocator) {
+        return call(h -> ArrowStreams.importSchema(allocator, address -> exportSchema(h, address)));
+    }
+
+    /**
+     * Appends the rows of {@code reader} as one commit and returns the new snapshot's id. The
+     * reader is handed to native code and closed by it.
+     */
+    public long append(BufferAllocator allocator, ArrowReader reader) {
+        return call(h -> {
+            long[] snapshot = new long[1];
+            ArrowStreams.exportStream(allocator, reader, address -> snapshot[0] = appendNative(h, address));
+            return snapshot[0];
+        });
+    }
+
+    /** Moves this handle to the latest committed version and returns that version number. */
+    public long refresh() {
+        return call(NativeTable::refreshNative);
+    }
+
+    /** The current snapshot's id, or -1 for a table without data. */
+    public long currentSnapshotId() {
+        return call(NativeTable::currentSnapshotNative);
+    }
+
+    /** Every snapshot, oldest first. */
+    public List<SnapshotInfo> snapshots() {
+        long[] flat = call(NativeTable::snapshotsNative);
+        List<SnapshotInfo> snapshots = new ArrayList<>(flat.length / 4);
+        for (int i = 0; i < flat.length; i += 4) {
+            snapshots.add(new SnapshotInfo(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]));
+        }
+        return snapshots;
+    }
+
+    /**
+     * Streams the table as of {@code snapshotId} (or the snapshot current at {@code asOfMillis};
+     * -1 for neither means the current snapshot) with {@code columns} (all when null).
+     */
+    public ArrowReader scan(BufferAllocator allocator, long snapshotId, long asOfMillis, String[] columns, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> scanNative(h, snapshotId, asOfMillis, columns, batchRows, address)));
+    }
+
+    private static String[] flatten(Map<String, String> map) {
+        if (map == null) {
+            return new String[0];
+        }
+        String[] flat = new String[map.size() * 2];
+        int i = 0;
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            flat[i++] = e.getKey();
+            flat[i++] = e.getValue();
+        }
+        return flat;
+    }
+
+    private static native long createNative(String location, long schemaAddress, String[] properties, String[] options);
+
+    private static native long loadNative(String location, String[] options);
+
+    private static native void closeNative(long handle);
+
+    private static native void exportSchema(long handle, long schemaAddress);
+
+    private static native long appendNative(long handle, long streamAddress);
+
+    private static native long refreshNative(long handle);
+
+    private static native long currentSnapshotNative(long handle);
+
+    private static native long[] snapshotsNative(long handle);
+
+    private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
+            int batchRows, long streamAddress);
+}

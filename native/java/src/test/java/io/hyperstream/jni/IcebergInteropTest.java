@@ -1,0 +1,254 @@
+package io.hyperstream.jni;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericAppenderFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.encryption.EncryptedFiles;
+import org.apache.iceberg.hadoop.HadoopTables;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** HyperStream tables are genuine Iceberg tables: Apache Iceberg Java reads ours, and we read its. */
+class IcebergInteropTest {
+    private static final int DIM = 4;
+    private BufferAllocator allocator;
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void openAllocator() {
+        allocator = Allocators.child("interop-test");
+    }
+
+    @AfterEach
+    void closeAllocator() {
+        allocator.close();
+    }
+
+    private static Schema arrowSchema() {
+        Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
+        return new Schema(List.of(
+                new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+                Field.nullable("name", ArrowType.Utf8.INSTANCE),
+                Field.nullable("score", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+                new Field("embedding", FieldType.notNullable(new ArrowType.FixedSizeList(DIM)), List.of(item))));
+    }
+
+    private static String name(long id) {
+        return id % 5 == 0 ? null : "name-" + id;
+    }
+
+    private static float element(long id, int j) {
+        return id * 0.25f + j;
+    }
+
+    /** Rows {@code [start, end)} as an Arrow stream (IPC round trip, so the reader owns its data). */
+    private ArrowReader rows(long start, long end) throws Exception {
+        ByteArrayOutputStream ipc = new ByteArrayOutputStream();
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(arrowSchema(), allocator);
+                ArrowStreamWriter writer = new ArrowStreamWriter(root, null, ipc)) {
+            writer.start();
+            root.allocateNew();
+            int n = (int) (end - start);
+            BigIntVector ids = (BigIntVector) root.getVector("id");
+            VarCharVector names = (VarCharVector) root.getVector("name");
+            Float8Vector scores = (Float8Vector) root.getVector("score");
+            FixedSizeListVector embeddings = (FixedSizeListVector) root.getVector("embedding");
+            Float4Vector elements = (Float4Vector) embeddings.getDataVector();
+            for (int i = 0; i < n; i++) {
+                long id = start + i;
+                ids.setSafe(i, id);
+                String name = name(id);
+                if (name == null) {
+                    names.setNull(i);
+                } else {
+                    names.setSafe(i, name.getBytes(StandardCharsets.UTF_8));
+                }
+                scores.setSafe(i, id / 2.0);
+                embeddings.setNotNull(i);
+                for (int j = 0; j < DIM; j++) {
+                    elements.setSafe(i * DIM + j, element(id, j));
+                }
+            }
+            root.setRowCount(n);
+            writer.writeBatch();
+            writer.end();
+        }
+        return new ArrowStreamReader(new ByteArrayInputStream(ipc.toByteArray()), allocator);
+    }
+
+    @Test
+    void icebergJavaReadsTablesWrittenByHyperStream() throws Exception {
+        String location = dir.resolve("ours").toString();
+        long first;
+        long second;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of("owner", "tests"), Map.of(), allocator)) {
+            first = table.append(allocator, rows(0, 300));
+            second = table.append(allocator, rows(300, 420));
+            assertEquals(second, table.currentSnapshotId());
+            assertEquals(List.of(first, second), table.snapshots().stream().map(NativeTable.SnapshotInfo::snapshotId).toList());
+        }
+        assertEquals("3", Files.readString(Path.of(location, "metadata", "version-hint.text")), "no trailing newline");
+
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        assertEquals(second, iceberg.currentSnapshot().snapshotId());
+        assertEquals("tests", iceberg.properties().get("owner"));
+        Types.NestedField embedding = iceberg.schema().findField("embedding");
+        assertEquals(Types.ListType.ofRequired(embedding.type().asListType().elementId(), Types.FloatType.get()),
+                embedding.type());
+        assertTrue(iceberg.schema().findField("id").isRequired());
+
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(420, rows.size());
+        for (long id = 0; id < 420; id++) {
+            Record row = rows.get(id);
+            assertEquals(name(id), row.getField("name"));
+            assertEquals(id / 2.0, row.getField("score"));
+            List<?> vector = (List<?>) row.getField("embedding");
+            for (int j = 0; j < DIM; j++) {
+                assertEquals(element(id, j), vector.get(j));
+            }
+        }
+        assertEquals(300, read(IcebergGenerics.read(iceberg).useSnapshot(first).build()).size());
+        // Manifest statistics made it across: Iceberg's own planner prunes by our id bounds.
+        assertEquals(120, read(IcebergGenerics.read(iceberg)
+                .where(org.apache.iceberg.expressions.Expressions.greaterThanOrEqual("id", 300L)).build()).size());
+    }
+
+    @Test
+    void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
+        String location = dir.resolve("theirs").toString();
+        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
+        Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(), location);
+        for (int file = 0; file < 2; file++) {
+            String path = location + "/data/file-" + file + ".parquet";
+            DataWriter<Record> writer = new GenericAppenderFactory(schema).newDataWriter(
+                    EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, null);
+            try (writer) {
+                for (long id = file * 100L; id < file * 100L + 100; id++) {
+                    GenericRecord record = GenericRecord.create(schema);
+                    record.setField("id", id);
+                    record.setField("name", name(id));
+                    record.setField("score", id / 2.0);
+                    writer.write(record);
+                }
+            }
+            DataFile dataFile = writer.toDataFile();
+            iceberg.newAppend().appendFile(dataFile).commit();
+        }
+        long firstSnapshot = iceberg.history().get(0).snapshotId();
+
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(iceberg.currentSnapshot().snapshotId(), table.currentSnapshotId());
+            Map<Long, Object[]> rows = readNative(table.scan(allocator, -1, -1, null, 64));
+            assertEquals(200, rows.size());
+            for (long id = 0; id < 200; id++) {
+                assertEquals(name(id), rows.get(id)[0]);
+                assertEquals(id / 2.0, rows.get(id)[1]);
+            }
+            assertEquals(100, readNative(table.scan(allocator, firstSnapshot, -1, null, 64)).size());
+            // Our appends on top of Iceberg Java's commits, and Iceberg Java reads them.
+            Schema ours = table.schema(allocator);
+            assertEquals(List.of("id", "name", "score"), ours.getFields().stream().map(Field::getName).toList());
+        }
+    }
+
+    @Test
+    void badInputIsNamedAndCommitsNothing() throws Exception {
+        String location = dir.resolve("bad").toString();
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
+            Schema wrong = new Schema(List.of(Field.nullable("colour", ArrowType.Utf8.INSTANCE)));
+            ByteArrayOutputStream ipc = new ByteArrayOutputStream();
+            try (VectorSchemaRoot root = VectorSchemaRoot.create(wrong, allocator);
+                    ArrowStreamWriter writer = new ArrowStreamWriter(root, null, ipc)) {
+                writer.start();
+                root.setRowCount(0);
+                writer.writeBatch();
+                writer.end();
+            }
+            ArrowReader reader = new ArrowStreamReader(new ByteArrayInputStream(ipc.toByteArray()), allocator);
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> table.append(allocator, reader));
+            assertTrue(e.getMessage().contains("'colour'"), e.getMessage());
+            assertEquals(-1, table.currentSnapshotId());
+            NotFoundException unknown = assertThrows(NotFoundException.class,
+                    () -> table.scan(allocator, -1, -1, new String[] {"nope"}, 10));
+            assertTrue(unknown.getMessage().contains("nope"), unknown.getMessage());
+        }
+        assertThrows(InvalidArgumentException.class, () -> NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator));
+        Files.writeString(Path.of(location, "metadata", "v1.metadata.json"), "{ broken");
+        CorruptDataException corrupt = assertThrows(CorruptDataException.class, () -> NativeTable.load(location, Map.of()));
+        assertTrue(corrupt.getMessage().contains("v1.metadata.json"), corrupt.getMessage());
+        NotFoundException missing = assertThrows(NotFoundException.class,
+                () -> NativeTable.load(dir.resolve("nothing-here").toString(), Map.of()));
+        assertTrue(missing.getMessage().contains("nothing-here"), missing.getMessage());
+    }
+
+    private static Map<Long, Record> read(CloseableIterable<Record> records) throws Exception {
+        Map<Long, Record> rows = new TreeMap<>();
+        try (records) {
+            for (Record record : records) {
+                rows.put((Long) record.getField("id"), record.copy());
+            }
+        }
+        return rows;
+    }
+
+    private static Map<Long, Object[]> readNative(ArrowReader reader) throws Exception {
+        Map<Long, Object[]> rows = new TreeMap<>();
+        try (reader) {
+            while (reader.loadNextBatch()) {
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                BigIntVector ids = (BigIntVector) root.getVector("id");
+                VarCharVector names = (VarCharVector) root.getVector("name");
+                Float8Vector scores = (Float8Vector) root.getVector("score");
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    String name = names.isNull(i) ? null : new String(names.get(i), StandardCharsets.UTF_8);
+                    rows.put(ids.get(i), new Object[] {name, scores.isNull(i) ? null : scores.get(i)});
+                }
+            }
+        }
+        return rows;
+    }
+}
