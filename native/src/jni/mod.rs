@@ -23,6 +23,7 @@ use jni::{Env, EnvUnowned};
 use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, RepeatedBatches};
 use crate::table::iceberg::Table;
+use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
 use crate::{Error, VERSION};
 use throw::{JniError, ThrowJava};
@@ -536,6 +537,112 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
         let table = lock(&cell);
         let snapshot = table.snapshot((snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
         let files = table.data_files(snapshot)?;
+        let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
+        export_stream(stream, stream_address)
+    })
+}
+
+fn data_files_arg(env: &mut Env, array: &JObjectArray) -> JniResult<Vec<DataFile>> {
+    strings(env, array)?
+        .unwrap_or_default()
+        .iter()
+        .map(|json| {
+            serde_json::from_str(json).map_err(|e| Error::invalid(format!("not a data file description: {e}")).into())
+        })
+        .collect()
+}
+
+fn data_files_out<'l>(env: &mut Env<'l>, files: &[DataFile]) -> JniResult<JObjectArray<'l, JString<'l>>> {
+    let array = JObjectArray::<JString>::new(env, files.len(), JString::null())?;
+    for (i, file) in files.iter().enumerate() {
+        let json = serde_json::to_string(file).map_err(|e| Error::Internal(e.to_string()))?;
+        let value = JString::new(env, json)?;
+        array.set_element(env, i, &value)?;
+    }
+    Ok(array)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFileNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    stream_address: jlong,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let address = non_null(stream_address, "ArrowArrayStream")?;
+        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream).
+        let reader = unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let table = lock(&cell).clone();
+        let file = table.write_data_file(reader)?;
+        let json = serde_json::to_string(&file).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(JString::new(env, json)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitAppendNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let snapshot = lock(&cell).commit_append(files)?;
+        Ok(snapshot)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let table = lock(&cell).clone();
+        Ok(table.delete_files(&files)?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot((snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        let files = table.data_files(snapshot)?;
+        data_files_out(env, &files)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let table = lock(&cell).clone();
         let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
         export_stream(stream, stream_address)
     })

@@ -131,6 +131,14 @@ impl Table {
     /// Batches must have the table's columns (by name, in any order, castable types); nothing is
     /// committed when one does not.
     pub fn append(&mut self, reader: impl RecordBatchReader) -> Result<i64> {
+        let file = self.write_data_file(reader)?;
+        self.commit_append(vec![file])
+    }
+
+    /// Writes the rows of `reader` as one data file without committing it (an engine task's part of
+    /// a distributed write); [`Table::commit_append`] commits such files, [`Table::delete_files`]
+    /// removes them when the write is aborted.
+    pub fn write_data_file(&self, reader: impl RecordBatchReader) -> Result<DataFile> {
         let schema = self.arrow_schema()?;
         let (bytes, stats) = write_parquet(&schema, reader)?;
         if stats.rows == 0 {
@@ -139,7 +147,7 @@ impl Table {
         let data_path = format!("data/{}.parquet", uuid::Uuid::new_v4());
         let size = bytes.len() as i64;
         self.storage.put(&data_path, bytes)?;
-        let data_file = DataFile {
+        Ok(DataFile {
             content: 0,
             file_path: self.storage.uri(&data_path),
             file_format: "PARQUET".to_owned(),
@@ -150,8 +158,28 @@ impl Table {
             null_value_counts: stats.null_counts,
             lower_bounds: stats.lower,
             upper_bounds: stats.upper,
-        };
-        self.commit_snapshot("append", vec![data_file])
+        })
+    }
+
+    /// Commits written data files as one append snapshot; returns its id.
+    pub fn commit_append(&mut self, files: Vec<DataFile>) -> Result<i64> {
+        if files.is_empty() {
+            return Err(Error::invalid("nothing to commit: no data files"));
+        }
+        for file in &files {
+            self.storage.relative(&file.file_path).map_err(|_| {
+                Error::invalid(format!("data file {} lies outside the table root {}", file.file_path, self.location()))
+            })?;
+        }
+        self.commit_snapshot("append", files)
+    }
+
+    /// Deletes uncommitted data files (an aborted write's).
+    pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
+        for file in files {
+            self.storage.delete(self.storage.relative(&file.file_path)?)?;
+        }
+        Ok(())
     }
 
     /// Commits a snapshot that adds `added` on top of the current snapshot's files.

@@ -14,8 +14,9 @@ pub const STATUS_EXISTING: i32 = 0;
 pub const STATUS_ADDED: i32 = 1;
 pub const STATUS_DELETED: i32 = 2;
 
-/// A data (or delete) file as a manifest records it.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// A data (or delete) file as a manifest records it. Its JSON form carries written files from the
+/// engine tasks that wrote them to the driver that commits them.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DataFile {
     /// 0 data, 1 position deletes, 2 equality deletes.
     pub content: i32,

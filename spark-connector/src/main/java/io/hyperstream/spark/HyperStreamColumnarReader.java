@@ -1,10 +1,11 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import java.io.IOException;
+import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -17,25 +18,35 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  */
 final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> {
     private final BufferAllocator allocator;
-    private final SampleTable table;
+    private final AutoCloseable source;
     private final ArrowReader reader;
     private ColumnarBatch batch;
 
-    HyperStreamColumnarReader(HyperStreamInputPartition split) {
-        this.allocator = Allocators.child("spark-split-" + split.start());
-        SampleTable opened = null;
+    private HyperStreamColumnarReader(String name, AutoCloseable source, Function<BufferAllocator, ArrowReader> open) {
+        this.allocator = Allocators.child(name);
+        this.source = source;
         try {
-            opened = split.options().open();
-            this.reader = opened.scan(allocator, split.start(), split.end(), split.options().batchRows(),
-                    split.projection());
-            this.table = opened;
+            this.reader = open.apply(allocator);
         } catch (RuntimeException e) {
-            if (opened != null) {
-                opened.close();
-            }
+            closeQuietly(source);
             allocator.close();
             throw e;
         }
+    }
+
+    /** A split of the generated sample table. */
+    static HyperStreamColumnarReader sample(HyperStreamInputPartition split) {
+        SampleTable table = split.options().open();
+        return new HyperStreamColumnarReader("spark-sample-" + split.start(), table,
+                allocator -> table.scan(allocator, split.start(), split.end(), split.options().batchRows(), split.projection()));
+    }
+
+    /** A data file of a stored table. */
+    static HyperStreamColumnarReader dataFile(PathInputPartition split) {
+        NativeTable table = NativeTable.load(split.options().path(), split.options().storage());
+        return new HyperStreamColumnarReader("spark-file", table,
+                allocator -> table.scanFiles(allocator, new String[] {split.dataFile()}, split.columns(),
+                        split.options().batchRows()));
     }
 
     @Override
@@ -46,8 +57,7 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
         VectorSchemaRoot root = reader.getVectorSchemaRoot();
         ColumnVector[] columns = new ColumnVector[root.getFieldVectors().size()];
         for (int i = 0; i < columns.length; i++) {
-            FieldVector vector = root.getVector(i);
-            columns[i] = HyperStreamColumnVector.of(vector);
+            columns[i] = HyperStreamColumnVector.of(root.getVector(i));
         }
         batch = new ColumnarBatch(columns, root.getRowCount());
         return true;
@@ -63,8 +73,16 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
         try {
             reader.close();
         } finally {
-            table.close();
+            closeQuietly(source);
             allocator.close();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -1,6 +1,8 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.NotFoundException;
 import io.hyperstream.jni.SampleTable;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
@@ -14,8 +16,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * {@code spark.read.format("hyperstream")}: the DataSource V2 entry point.
  *
- * <p>Reads the native library's generated sample table (options in {@link SampleOptions}); stored
- * tables by path arrive with the table engine.
+ * <p>Stored tables by path ({@code .load(path)}, {@code .save(path)}, options in {@link
+ * PathOptions}) and the native library's generated sample table ({@code sample.rows}, options in
+ * {@link SampleOptions}).
  */
 public final class HyperStreamDataSource implements TableProvider, DataSourceRegister {
     @Override
@@ -24,7 +27,20 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
     }
 
     @Override
+    public boolean supportsExternalMetadata() {
+        // A write to a path with no table yet brings the schema the table is created with.
+        return true;
+    }
+
+    @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
+        if (PathOptions.isPathRead(options)) {
+            PathOptions path = PathOptions.from(options);
+            try (BufferAllocator allocator = Allocators.child("spark-schema");
+                    NativeTable table = NativeTable.load(path.path(), path.storage())) {
+                return SparkTypes.toStructType(table.schema(allocator));
+            }
+        }
         SampleOptions sample = SampleOptions.from(options);
         try (BufferAllocator allocator = Allocators.child("spark-schema");
                 SampleTable table = sample.open()) {
@@ -34,6 +50,23 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        if (PathOptions.isPathRead(properties)) {
+            if (partitioning.length > 0) {
+                throw new IllegalArgumentException("partitioned HyperStream tables are not supported yet");
+            }
+            PathOptions path = PathOptions.from(properties);
+            return new HyperStreamPathTable(path, tableSchema(path, schema));
+        }
         return new HyperStreamSampleTable(SampleOptions.from(new CaseInsensitiveStringMap(properties)), schema);
+    }
+
+    /** The stored table's schema, or the one a write would create it with. */
+    private static StructType tableSchema(PathOptions path, StructType given) {
+        try (BufferAllocator allocator = Allocators.child("spark-schema");
+                NativeTable table = NativeTable.load(path.path(), path.storage())) {
+            return SparkTypes.toStructType(table.schema(allocator));
+        } catch (NotFoundException missing) {
+            return SparkTypes.toStructType(SparkTypes.toArrowSchema(given, path.vectors()));
+        }
     }
 }

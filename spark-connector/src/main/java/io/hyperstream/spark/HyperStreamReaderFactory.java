@@ -22,6 +22,9 @@ final class HyperStreamReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new HyperStreamColumnarReader((HyperStreamInputPartition) partition);
+        if (partition instanceof PathInputPartition file) {
+            return HyperStreamColumnarReader.dataFile(file);
+        }
+        return HyperStreamColumnarReader.sample((HyperStreamInputPartition) partition);
     }
 }

@@ -2,10 +2,13 @@ package io.hyperstream.spark;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
@@ -22,6 +25,58 @@ final class SparkTypes {
             fields.add(new StructField(field.getName(), toDataType(field), field.isNullable(), Metadata.empty()));
         }
         return new StructType(fields.toArray(StructField[]::new));
+    }
+
+    /**
+     * The Arrow schema of a new table for a Spark schema. Columns named in {@code vectors} (with
+     * their dimension) must be {@code array<float>} and become vector columns.
+     */
+    static Schema toArrowSchema(StructType schema, Map<String, Integer> vectors) {
+        List<Field> fields = new ArrayList<>();
+        for (StructField field : schema.fields()) {
+            Integer dimension = vectors.get(field.name());
+            if (dimension != null) {
+                if (!(field.dataType() instanceof ArrayType array) || array.elementType() != DataTypes.FloatType) {
+                    throw new IllegalArgumentException("vector column '" + field.name() + "' must be array<float>, not "
+                            + field.dataType().simpleString());
+                }
+                Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
+                fields.add(new Field(field.name(), new FieldType(field.nullable(), new ArrowType.FixedSizeList(dimension), null),
+                        List.of(item)));
+                continue;
+            }
+            fields.add(new Field(field.name(), new FieldType(field.nullable(), toArrowType(field), null), null));
+        }
+        for (String name : vectors.keySet()) {
+            if (!List.of(schema.fieldNames()).contains(name)) {
+                throw new IllegalArgumentException("vector column '" + name + "' is not in the data's schema");
+            }
+        }
+        return new Schema(fields);
+    }
+
+    private static ArrowType toArrowType(StructField field) {
+        DataType type = field.dataType();
+        if (type == DataTypes.LongType) {
+            return new ArrowType.Int(64, true);
+        }
+        if (type == DataTypes.IntegerType || type == DataTypes.ShortType || type == DataTypes.ByteType) {
+            return new ArrowType.Int(32, true);
+        }
+        if (type == DataTypes.DoubleType) {
+            return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+        }
+        if (type == DataTypes.FloatType) {
+            return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+        }
+        if (type == DataTypes.BooleanType) {
+            return ArrowType.Bool.INSTANCE;
+        }
+        if (type == DataTypes.StringType) {
+            return ArrowType.Utf8.INSTANCE;
+        }
+        throw new UnsupportedOperationException("column '" + field.name() + "' has type " + type.simpleString()
+                + ", which the HyperStream Spark connector cannot write yet");
     }
 
     static DataType toDataType(Field field) {

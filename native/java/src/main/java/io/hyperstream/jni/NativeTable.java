@@ -63,6 +63,43 @@ public final class NativeTable extends NativeHandle {
         });
     }
 
+    /**
+     * Writes the rows of {@code reader} as one data file without committing it (an engine task's
+     * part of a distributed write) and returns the file's description, which {@link #commitAppend}
+     * takes on the driver. The reader is handed to native code and closed by it.
+     */
+    public String writeDataFile(BufferAllocator allocator, ArrowReader reader) {
+        return call(h -> {
+            String[] file = new String[1];
+            ArrowStreams.exportStream(allocator, reader, address -> file[0] = writeDataFileNative(h, address));
+            return file[0];
+        });
+    }
+
+    /** Commits data files written by {@link #writeDataFile} as one append; returns the snapshot id. */
+    public long commitAppend(String[] dataFiles) {
+        return call(h -> commitAppendNative(h, dataFiles));
+    }
+
+    /** Deletes data files written by {@link #writeDataFile} and never committed (an aborted write's). */
+    public void deleteFiles(String[] dataFiles) {
+        run(h -> deleteFilesNative(h, dataFiles));
+    }
+
+    /**
+     * The live data files of a snapshot (as {@link #scan} picks it), one engine split each, in the
+     * form {@link #scanFiles} takes.
+     */
+    public String[] dataFiles(long snapshotId, long asOfMillis) {
+        return call(h -> dataFilesNative(h, snapshotId, asOfMillis));
+    }
+
+    /** Streams the given data files with {@code columns} (all when null). */
+    public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> scanFilesNative(h, dataFiles, columns, batchRows, address)));
+    }
+
     /** Moves this handle to the latest committed version and returns that version number. */
     public long refresh() {
         return call(NativeTable::refreshNative);
@@ -120,6 +157,17 @@ public final class NativeTable extends NativeHandle {
     private static native long currentSnapshotNative(long handle);
 
     private static native long[] snapshotsNative(long handle);
+
+    private static native String writeDataFileNative(long handle, long streamAddress);
+
+    private static native long commitAppendNative(long handle, String[] dataFiles);
+
+    private static native void deleteFilesNative(long handle, String[] dataFiles);
+
+    private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis);
+
+    private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, int batchRows,
+            long streamAddress);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);

@@ -1,0 +1,82 @@
+package io.hyperstream.spark;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Options of a stored table read or written by path ({@code .load(path)}, {@code .save(path)}).
+ *
+ * <table>
+ *   <caption>Options</caption>
+ *   <tr><th>option</th><th>meaning</th></tr>
+ *   <tr><td>path</td><td>the table location: a local path or an object-store URL</td></tr>
+ *   <tr><td>snapshot-id</td><td>read the table as of this snapshot (time travel)</td></tr>
+ *   <tr><td>as-of-timestamp</td><td>read the snapshot current at this time, in epoch milliseconds</td></tr>
+ *   <tr><td>vector.&lt;column&gt;.dimension</td><td>on create: store {@code array<float>} column as a vector of this length</td></tr>
+ *   <tr><td>batch.rows</td><td>rows per columnar batch, read and write (8192)</td></tr>
+ *   <tr><td>storage.&lt;key&gt;</td><td>object-store settings passed to the native library (e.g. storage.aws_endpoint)</td></tr>
+ * </table>
+ */
+record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
+        HashMap<String, String> storage) implements Serializable {
+    static boolean isPathRead(Map<String, String> options) {
+        return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;
+    }
+
+    static PathOptions from(Map<String, String> options) {
+        String path = get(options, "path");
+        if (path == null || path.isBlank()) {
+            throw new IllegalArgumentException("a HyperStream table needs a path: .load(path) or .save(path)");
+        }
+        HashMap<String, Integer> vectors = new HashMap<>();
+        HashMap<String, String> storage = new HashMap<>();
+        long snapshotId = -1;
+        long asOf = -1;
+        int batchRows = 8192;
+        for (Map.Entry<String, String> e : options.entrySet()) {
+            String key = e.getKey().toLowerCase(Locale.ROOT);
+            String value = e.getValue();
+            if (key.equals("path")) {
+                continue;
+            } else if (key.equals("snapshot-id")) {
+                snapshotId = parse(key, value);
+            } else if (key.equals("as-of-timestamp")) {
+                asOf = parse(key, value);
+            } else if (key.equals(SampleOptions.BATCH_ROWS)) {
+                batchRows = (int) parse(key, value);
+            } else if (key.startsWith("vector.") && key.endsWith(".dimension")) {
+                // Column names keep their case: take them from the original key.
+                String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".dimension".length());
+                vectors.put(column, (int) parse(key, value));
+            } else if (key.startsWith("storage.")) {
+                storage.put(e.getKey().substring("storage.".length()), value);
+            } else {
+                throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
+                        + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>");
+            }
+        }
+        if (snapshotId >= 0 && asOf >= 0) {
+            throw new IllegalArgumentException("give snapshot-id or as-of-timestamp, not both");
+        }
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage);
+    }
+
+    private static String get(Map<String, String> options, String key) {
+        for (Map.Entry<String, String> e : options.entrySet()) {
+            if (e.getKey().equalsIgnoreCase(key)) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
+    private static long parse(String key, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option '" + key + "' must be an integer, got '" + value + "'", e);
+        }
+    }
+}
