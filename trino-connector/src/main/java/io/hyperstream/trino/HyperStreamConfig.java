@@ -18,15 +18,18 @@ import java.util.TreeSet;
  *   <tr><td>hyperstream.sample.seed</td><td>0</td><td>seed of the vector values</td></tr>
  *   <tr><td>hyperstream.split-rows</td><td>1048576</td><td>most rows one split reads</td></tr>
  *   <tr><td>hyperstream.batch-rows</td><td>8192</td><td>rows per page</td></tr>
+ *   <tr><td>hyperstream.root</td><td>(none)</td><td>local directory of stored tables: {@code <root>/<schema>/<table>}</td></tr>
  * </table>
  */
-record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, long splitRows, int batchRows) {
+record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, long splitRows, int batchRows,
+        java.util.Optional<java.nio.file.Path> root) {
     static final String SAMPLE_ROWS = "hyperstream.sample.rows";
     static final String SAMPLE_DIMENSION = "hyperstream.sample.dimension";
     static final String SAMPLE_SEED = "hyperstream.sample.seed";
     static final String SPLIT_ROWS = "hyperstream.split-rows";
     static final String BATCH_ROWS = "hyperstream.batch-rows";
-    private static final Set<String> KNOWN = new TreeSet<>(Set.of(SAMPLE_ROWS, SAMPLE_DIMENSION, SAMPLE_SEED, SPLIT_ROWS, BATCH_ROWS));
+    static final String ROOT = "hyperstream.root";
+    private static final Set<String> KNOWN = new TreeSet<>(Set.of(SAMPLE_ROWS, SAMPLE_DIMENSION, SAMPLE_SEED, SPLIT_ROWS, BATCH_ROWS, ROOT));
 
     static HyperStreamConfig from(Map<String, String> properties) {
         for (String key : properties.keySet()) {
@@ -44,8 +47,13 @@ record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, 
         if (dimension < 1 || dimension > Integer.MAX_VALUE) {
             throw new TrinoException(CONFIGURATION_INVALID, SAMPLE_DIMENSION + " must be positive, got " + dimension);
         }
+        java.util.Optional<java.nio.file.Path> root = java.util.Optional.ofNullable(properties.get(ROOT))
+                .map(String::trim).filter(r -> !r.isEmpty()).map(java.nio.file.Path::of);
+        if (root.isPresent() && !java.nio.file.Files.isDirectory(root.get())) {
+            throw new TrinoException(CONFIGURATION_INVALID, ROOT + " is not a directory: " + root.get());
+        }
         return new HyperStreamConfig(parse(properties, SAMPLE_ROWS, 100_000), (int) dimension,
-                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows);
+                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows, root);
     }
 
     private static long parse(Map<String, String> properties, String key, long fallback) {

@@ -4,6 +4,7 @@ import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
@@ -13,19 +14,27 @@ import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.SchemaTableName;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Schemas and tables of a catalog. So far one schema, {@code sample}, with one table, {@code
- * items}: the native library's generated sample table, its columns as the native schema declares.
+ * Schemas and tables of a catalog: with {@code hyperstream.root} set, every directory under it is
+ * a schema and every table directory in a schema a table (read at its current snapshot, or at
+ * {@code FOR VERSION AS OF <snapshot id>}); and always the schema {@code sample} with the native
+ * library's generated table {@code items}.
  */
 final class HyperStreamMetadata implements ConnectorMetadata {
     static final String SAMPLE_SCHEMA = "sample";
@@ -39,20 +48,69 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public List<String> listSchemaNames(ConnectorSession session) {
-        return List.of(SAMPLE_SCHEMA);
+        List<String> schemas = new ArrayList<>(List.of(SAMPLE_SCHEMA));
+        config.root().ifPresent(root -> directories(root).stream()
+                .filter(name -> !name.equals(SAMPLE_SCHEMA)).forEach(schemas::add));
+        return schemas;
+    }
+
+    private static List<String> directories(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> children = Files.list(dir)) {
+            return children.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + dir, e);
+        }
+    }
+
+    private Optional<Path> tableLocation(SchemaTableName name) {
+        return config.root()
+                .map(root -> root.resolve(name.getSchemaName()).resolve(name.getTableName()))
+                .filter(location -> Files.isDirectory(location.resolve("metadata")));
     }
 
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName name,
             Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion) {
+        if (!name.getSchemaName().equals(SAMPLE_SCHEMA)) {
+            Optional<Path> location = tableLocation(name);
+            if (location.isEmpty()) {
+                return null;
+            }
+            if (startVersion.isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "HyperStream tables do not support version ranges");
+            }
+            // FOR VERSION AS OF arrives as the end version.
+            long requested = endVersion.map(HyperStreamMetadata::snapshotId).orElse(-1L);
+            return nativeCall(() -> {
+                try (NativeTable table = NativeTable.load(location.get().toString(), Map.of())) {
+                    long snapshot = requested;
+                    if (snapshot >= 0) {
+                        table.dataFiles(snapshot, -1); // fails with NOT_FOUND for an unknown snapshot
+                    } else {
+                        snapshot = table.currentSnapshotId();
+                    }
+                    return HyperStreamTableHandle.stored(name, location.get().toString(), snapshot);
+                }
+            });
+        }
         if (startVersion.isPresent() || endVersion.isPresent()) {
             throw new TrinoException(NOT_SUPPORTED, "the HyperStream sample table has no versions");
         }
-        if (!name.getSchemaName().equals(SAMPLE_SCHEMA) || !name.getTableName().equals(SAMPLE_TABLE)) {
+        if (!name.getTableName().equals(SAMPLE_TABLE)) {
             return null;
         }
         return new HyperStreamTableHandle(SAMPLE_SCHEMA, SAMPLE_TABLE, config.sampleRows(),
-                config.sampleDimension(), config.sampleSeed());
+                config.sampleDimension(), config.sampleSeed(), null, -1);
+    }
+
+    private static long snapshotId(ConnectorTableVersion version) {
+        if (version.getPointerType() != PointerType.TARGET_ID || !(version.getVersion() instanceof Long id)) {
+            throw new TrinoException(NOT_SUPPORTED, "HyperStream tables travel by snapshot id: FOR VERSION AS OF <bigint>");
+        }
+        return id;
     }
 
     @Override
@@ -64,10 +122,18 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public List<SchemaTableName> listTables(ConnectorSession session, Optional<String> schemaName) {
-        if (schemaName.isPresent() && !schemaName.get().equals(SAMPLE_SCHEMA)) {
-            return List.of();
+        List<SchemaTableName> tables = new ArrayList<>();
+        for (String schema : schemaName.map(List::of).orElseGet(() -> listSchemaNames(session))) {
+            if (schema.equals(SAMPLE_SCHEMA)) {
+                tables.add(new SchemaTableName(SAMPLE_SCHEMA, SAMPLE_TABLE));
+                continue;
+            }
+            config.root().ifPresent(root -> directories(root.resolve(schema)).stream()
+                    .map(table -> new SchemaTableName(schema, table))
+                    .filter(name -> tableLocation(name).isPresent())
+                    .forEach(tables::add));
         }
-        return List.of(new SchemaTableName(SAMPLE_SCHEMA, SAMPLE_TABLE));
+        return tables;
     }
 
     @Override
@@ -86,9 +152,17 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     private static List<HyperStreamColumnHandle> columns(HyperStreamTableHandle handle) {
         return nativeCall(() -> {
-            try (BufferAllocator allocator = Allocators.child("trino-schema");
-                    SampleTable table = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
-                Schema schema = table.schema(allocator);
+            try (BufferAllocator allocator = Allocators.child("trino-schema")) {
+                Schema schema;
+                if (handle.isStored()) {
+                    try (NativeTable table = NativeTable.load(handle.location(), Map.of())) {
+                        schema = table.schema(allocator);
+                    }
+                } else {
+                    try (SampleTable table = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
+                        schema = table.schema(allocator);
+                    }
+                }
                 List<HyperStreamColumnHandle> columns = new ArrayList<>();
                 for (int i = 0; i < schema.getFields().size(); i++) {
                     Field field = schema.getFields().get(i);

@@ -4,6 +4,7 @@ import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_IO_ERROR;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.Page;
 import io.trino.spi.TrinoException;
@@ -20,7 +21,7 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 /** Reads one split: native Arrow batches in, Trino pages out. */
 final class HyperStreamPageSource implements ConnectorPageSource {
     private final BufferAllocator allocator;
-    private final SampleTable table;
+    private final AutoCloseable table;
     private final ArrowReader reader;
     private final boolean countOnly;
     private long completedBytes;
@@ -33,16 +34,21 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         int[] projection = columns.stream().mapToInt(HyperStreamColumnHandle::ordinal).toArray();
         this.countOnly = projection.length == 0;
         this.allocator = Allocators.child("trino-split-" + split.start());
-        SampleTable opened = null;
+        AutoCloseable opened = null;
         try {
-            opened = nativeCall(() -> SampleTable.open(handle.rows(), handle.dimension(), handle.seed()));
-            SampleTable sample = opened;
-            this.reader = nativeCall(() -> sample.scan(allocator, split.start(), split.end(), batchRows, projection));
+            if (handle.isStored()) {
+                NativeTable stored = nativeCall(() -> NativeTable.load(handle.location(), java.util.Map.of()));
+                opened = stored;
+                String[] names = columns.stream().map(HyperStreamColumnHandle::name).toArray(String[]::new);
+                this.reader = nativeCall(() -> stored.scanFiles(allocator, new String[] {split.dataFile()}, names, batchRows));
+            } else {
+                SampleTable sample = nativeCall(() -> SampleTable.open(handle.rows(), handle.dimension(), handle.seed()));
+                opened = sample;
+                this.reader = nativeCall(() -> sample.scan(allocator, split.start(), split.end(), batchRows, projection));
+            }
             this.table = opened;
         } catch (RuntimeException e) {
-            if (opened != null) {
-                opened.close();
-            }
+            closeQuietly(opened);
             allocator.close();
             throw e;
         }
@@ -110,8 +116,19 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         try {
             reader.close();
         } finally {
-            table.close();
+            closeQuietly(table);
             allocator.close();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -4,8 +4,12 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.trino.spi.connector.ConnectorSplit;
 
-/** Rows {@code [start, end)} of a table, as planned by the native library. */
-public record HyperStreamSplit(@JsonProperty("start") long start, @JsonProperty("end") long end)
+/**
+ * A split planned by the native library: one data file of a stored table (its native description),
+ * or rows {@code [start, end)} of the sample table.
+ */
+public record HyperStreamSplit(@JsonProperty("start") long start, @JsonProperty("end") long end,
+        @JsonProperty("dataFile") String dataFile)
         implements ConnectorSplit {
     @JsonCreator
     public HyperStreamSplit {
@@ -16,6 +20,6 @@ public record HyperStreamSplit(@JsonProperty("start") long start, @JsonProperty(
 
     @Override
     public long getRetainedSizeInBytes() {
-        return 32;
+        return 48L + (dataFile == null ? 0 : 2L * dataFile.length());
     }
 }

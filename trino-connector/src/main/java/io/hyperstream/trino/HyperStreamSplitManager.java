@@ -2,6 +2,7 @@ package io.hyperstream.trino;
 
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 
+import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ConnectorSession;
@@ -28,6 +29,18 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session,
             ConnectorTableHandle table, Set<ColumnHandle> columns, Constraint constraint) {
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (handle.isStored()) {
+            String[] files = nativeCall(() -> {
+                try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
+                    return handle.snapshotId() < 0 ? new String[0] : stored.dataFiles(handle.snapshotId(), -1);
+                }
+            });
+            List<ConnectorSplit> splits = new ArrayList<>(files.length);
+            for (String file : files) {
+                splits.add(new HyperStreamSplit(0, 0, file));
+            }
+            return new FixedSplitSource(splits);
+        }
         long[][] ranges = nativeCall(() -> {
             try (SampleTable sample = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
                 return sample.planSplits(config.splitRows());
@@ -35,7 +48,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         });
         List<ConnectorSplit> splits = new ArrayList<>(ranges.length);
         for (long[] range : ranges) {
-            splits.add(new HyperStreamSplit(range[0], range[1]));
+            splits.add(new HyperStreamSplit(range[0], range[1], null));
         }
         return new FixedSplitSource(splits);
     }
