@@ -131,9 +131,11 @@ case "$command" in
     build_native
     build_jars
     step "Spark (local[2], JDK 17) reading libhyperstream through spark-connector's shaded JAR"
-    run_quietly spark-connector run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.SparkDemo
-    step "Trino (in-process query runner, JDK 25) reading libhyperstream through the plugin JAR"
-    run_quietly trino-connector run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TrinoDemo
+    lake="$root/target/demo-lake"
+    rm -rf "$lake" && mkdir -p "$lake"
+    run_quietly spark-connector run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.SparkDemo "$lake"
+    step "Trino (in-process query runner, JDK 25) reading libhyperstream and the table Spark stored, through the plugin JAR"
+    run_quietly trino-connector run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TrinoDemo "$lake"
     ;;
   bench)
     build_native

@@ -4,7 +4,11 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
-/** The Spark half of the demo: a local SparkSession reading rows produced by libhyperstream. */
+/**
+ * The Spark half of the demo: a local SparkSession reading rows produced by libhyperstream, then
+ * writing them as a stored table under the directory given as the first argument (read by the
+ * Trino half).
+ */
 public final class SparkDemo {
     private SparkDemo() {}
 
@@ -36,6 +40,19 @@ public final class SparkDemo {
             Dataset<Row> filtered = spark.sql("SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50");
             filtered.explain();
             filtered.show(5, false);
+
+            if (args.length > 0) {
+                String path = args[0] + "/demo/items";
+                banner("Spark: write the rows as a stored table (Iceberg format) at " + path + ", in two appends");
+                items.where("id < 60000").write().format("hyperstream")
+                        .option("vector.embedding.dimension", 4).mode("append").save(path);
+                items.where("id >= 60000").write().format("hyperstream").mode("append").save(path);
+                Dataset<Row> stored = spark.read().format("hyperstream").load(path);
+                stored.createOrReplaceTempView("stored");
+                spark.sql("SELECT count(*) AS rows, sum(id) AS sum_id FROM stored").show(false);
+                stored.select("id", "embedding").where("id = 4242").explain();
+                stored.select("id", "embedding").where("id = 4242").show(false);
+            }
             System.out.println("native library loaded from: " + nativeLibraryOrigin());
         } finally {
             spark.stop();

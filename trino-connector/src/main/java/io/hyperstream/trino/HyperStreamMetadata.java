@@ -106,6 +106,16 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                 config.sampleDimension(), config.sampleSeed(), null, -1);
     }
 
+    @Override
+    public Optional<io.trino.spi.connector.SystemTable> getSystemTable(ConnectorSession session, SchemaTableName name) {
+        String table = name.getTableName();
+        if (!table.endsWith("$snapshots") || name.getSchemaName().equals(SAMPLE_SCHEMA)) {
+            return Optional.empty();
+        }
+        SchemaTableName base = new SchemaTableName(name.getSchemaName(), table.substring(0, table.length() - "$snapshots".length()));
+        return tableLocation(base).map(location -> new SnapshotsTable(base, location.toString()));
+    }
+
     private static long snapshotId(ConnectorTableVersion version) {
         if (version.getPointerType() != PointerType.TARGET_ID || !(version.getVersion() instanceof Long id)) {
             throw new TrinoException(NOT_SUPPORTED, "HyperStream tables travel by snapshot id: FOR VERSION AS OF <bigint>");

@@ -76,6 +76,17 @@ class TestStoredTables {
     }
 
     @Test
+    void theSnapshotsTableListsTheHistory() {
+        List<MaterializedRow> rows = runner.execute(
+                "SELECT snapshot_id, parent_id, sequence_number FROM \"events$snapshots\" ORDER BY sequence_number").getMaterializedRows();
+        assertEquals(2, rows.size());
+        assertEquals(firstSnapshot, rows.get(0).getField(0));
+        assertEquals(null, rows.get(0).getField(1));
+        assertEquals(firstSnapshot, rows.get(1).getField(1));
+        assertEquals(2L, rows.get(1).getField(2));
+    }
+
+    @Test
     void unknownSnapshotsAndTablesFailClearly() {
         RuntimeException snapshot = assertThrows(RuntimeException.class,
                 () -> runner.execute("SELECT count(*) FROM events FOR VERSION AS OF 42"));

@@ -11,7 +11,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
-/** The Trino half of the demo: an in-process Trino with a hyperstream catalog. */
+/**
+ * The Trino half of the demo: an in-process Trino with a hyperstream catalog; with a directory as
+ * the first argument, also a catalog {@code lake} over the tables Spark stored there.
+ */
 public final class TrinoDemo {
     // Trino's logging takes over System.out once the runner starts; the demo writes to the real stdout.
     private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true,
@@ -34,6 +37,15 @@ public final class TrinoDemo {
                     + "round(avg(embedding[1]), 4) AS avg_first_dim FROM items");
             show(runner, "EXPLAIN SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50");
             show(runner, "SELECT id, category FROM items WHERE category = 'cat-3' AND id < 50 ORDER BY id LIMIT 5");
+            if (args.length > 0) {
+                runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", args[0]));
+                show(runner, "SHOW TABLES FROM lake.demo");
+                show(runner, "SELECT count(*) AS rows, sum(id) AS sum_id FROM lake.demo.items");
+                show(runner, "SELECT id, embedding FROM lake.demo.items WHERE id = 4242");
+                long first = (Long) runner.execute("SELECT min_by(snapshot_id, committed_at) FROM lake.demo.\"items$snapshots\"")
+                        .getOnlyValue();
+                show(runner, "SELECT count(*) AS rows_at_first_snapshot FROM lake.demo.items FOR VERSION AS OF " + first);
+            }
             OUT.println("native library loaded from: " + io.hyperstream.jni.NativeLibrary.loadedFrom());
         }
     }
