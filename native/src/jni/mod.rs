@@ -78,6 +78,15 @@ fn export_stream(stream: BatchStream, address: jlong) -> JniResult<()> {
     Ok(())
 }
 
+/// Writes `schema` into the caller's `ArrowSchema` struct at `address`.
+fn export_schema(schema: &ArrowSchema, address: jlong) -> JniResult<()> {
+    let address = non_null(address, "ArrowSchema")?;
+    let ffi = FFI_ArrowSchema::try_from(schema)?;
+    // SAFETY: Java allocated an empty ArrowSchema struct at `address` (ArrowSchema.allocateNew).
+    unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowSchema, ffi) };
+    Ok(())
+}
+
 fn int_array(env: &Env, array: &JIntArray) -> JniResult<Option<Vec<jint>>> {
     if array.is_null() {
         return Ok(None);
@@ -110,6 +119,18 @@ fn string(env: &Env, s: &JString) -> JniResult<String> {
         return Err(Error::invalid("string argument is null").into());
     }
     Ok(s.try_to_string(env)?)
+}
+
+// ---- io.hyperstream.jni.NativeHandle -----------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeHandle_releaseNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    // SAFETY: NativeHandle calls this once per handle, after every call on it has returned.
+    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
 }
 
 // ---- io.hyperstream.jni.NativeLibrary ----------------------------------------------------------
@@ -222,16 +243,6 @@ pub extern "system" fn Java_io_hyperstream_jni_SampleTable_openNative<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_SampleTable_closeNative<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) {
-    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
-    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
-}
-
-#[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_SampleTable_exportSchema<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
@@ -241,11 +252,7 @@ pub extern "system" fn Java_io_hyperstream_jni_SampleTable_exportSchema<'l>(
     entry(&mut env, |_| {
         // SAFETY: NativeHandle passes only open handles.
         let table = unsafe { handle::get::<SampleTable>(handle) }?;
-        let address = non_null(schema_address, "ArrowSchema")?;
-        let ffi = FFI_ArrowSchema::try_from(table.schema().as_ref())?;
-        // SAFETY: Java allocated an empty ArrowSchema struct at `address` (ArrowSchema.allocateNew).
-        unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowSchema, ffi) };
-        Ok(())
+        export_schema(&table.schema(), schema_address)
     })
 }
 
@@ -307,16 +314,6 @@ pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_openNative<'l>(
         let pool = table.scan(0..rows, batch_rows, projection)?.collect::<Result<Vec<_>, _>>()?;
         Ok(handle::into_handle(RepeatedBatches::new(pool)?))
     })
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_closeNative<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) {
-    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
-    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
 }
 
 #[unsafe(no_mangle)]
@@ -430,16 +427,6 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_closeNative<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) {
-    // SAFETY: NativeHandle calls this once, after every call on the handle has returned.
-    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
-}
-
-#[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_exportSchema<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
@@ -449,11 +436,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_exportSchema<'l>(
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
         let schema = lock(&cell).arrow_schema()?;
-        let address = non_null(schema_address, "ArrowSchema")?;
-        let ffi = FFI_ArrowSchema::try_from(schema.as_ref())?;
-        // SAFETY: Java allocated an empty ArrowSchema struct at `address` (ArrowSchema.allocateNew).
-        unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowSchema, ffi) };
-        Ok(())
+        export_schema(&schema, schema_address)
     })
 }
 

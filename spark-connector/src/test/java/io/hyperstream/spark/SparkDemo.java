@@ -13,14 +13,7 @@ public final class SparkDemo {
     private SparkDemo() {}
 
     public static void main(String[] args) {
-        SparkSession spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("hyperstream-demo")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .getOrCreate();
+        SparkSession spark = LocalSpark.start("hyperstream-demo");
         spark.sparkContext().setLogLevel("WARN");
         try {
             Dataset<Row> items = spark.read().format("hyperstream")

@@ -26,14 +26,7 @@ class SparkSampleSourceTest {
 
     @BeforeAll
     static void startSpark() {
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("hyperstream-spark-test")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .getOrCreate();
+        spark = LocalSpark.start("hyperstream-spark-test");
     }
 
     @AfterAll

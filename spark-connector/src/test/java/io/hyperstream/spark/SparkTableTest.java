@@ -24,14 +24,7 @@ class SparkTableTest {
 
     @BeforeAll
     static void startSpark() {
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("hyperstream-table-test")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "2")
-                .getOrCreate();
+        spark = LocalSpark.start("hyperstream-table-test");
     }
 
     @AfterAll

@@ -9,7 +9,7 @@ import org.apache.arrow.vector.ipc.ArrowReader;
  */
 public final class BatchReplay extends NativeHandle {
     BatchReplay(long handle) {
-        super("batch replay", handle, BatchReplay::closeNative);
+        super("batch replay", handle);
     }
 
     /** A stream of {@code totalRows} rows cycling through the pool. */
@@ -23,8 +23,6 @@ public final class BatchReplay extends NativeHandle {
     }
 
     static native long openNative(long table, int batchRows, int poolBatches, int[] projection);
-
-    private static native void closeNative(long handle);
 
     private static native void streamNative(long handle, long totalRows, long streamAddress);
 

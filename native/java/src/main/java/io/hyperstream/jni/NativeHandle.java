@@ -33,16 +33,15 @@ public abstract class NativeHandle implements AutoCloseable {
 
     /**
      * @param description what the handle is, for error messages
-     * @param handle the native handle, non-zero
-     * @param free the native function that frees the handle; it must not refer to this object
+     * @param handle the native handle, non-zero; every native object is freed the same way
      */
-    protected NativeHandle(String description, long handle, LongConsumer free) {
+    protected NativeHandle(String description, long handle) {
         if (handle == 0) {
             throw new InternalException("native code returned a null handle for " + description);
         }
         this.description = description;
         this.handle = handle;
-        this.cleanable = CLEANER.register(this, new Release(handle, free));
+        this.cleanable = CLEANER.register(this, new Release(handle));
     }
 
     /** Runs {@code call} with the open handle; throws if the handle is closed. */
@@ -95,10 +94,12 @@ public abstract class NativeHandle implements AutoCloseable {
     }
 
     /** The cleaning action: holds only the handle value, never the owner. */
-    private record Release(long handle, LongConsumer free) implements Runnable {
+    private record Release(long handle) implements Runnable {
         @Override
         public void run() {
-            free.accept(handle);
+            releaseNative(handle);
         }
     }
+
+    private static native void releaseNative(long handle);
 }

@@ -21,7 +21,7 @@ public final class NativeTable extends NativeHandle {
     private final String location;
 
     private NativeTable(long handle, String location) {
-        super("table " + location, handle, NativeTable::closeNative);
+        super("table " + location, handle);
         this.location = location;
     }
 
@@ -145,8 +145,6 @@ public final class NativeTable extends NativeHandle {
     private static native long createNative(String location, long schemaAddress, String[] properties, String[] options);
 
     private static native long loadNative(String location, String[] options);
-
-    private static native void closeNative(long handle);
 
     private static native void exportSchema(long handle, long schemaAddress);
 

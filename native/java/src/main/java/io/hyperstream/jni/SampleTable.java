@@ -18,7 +18,7 @@ public final class SampleTable extends NativeHandle {
     private final long seed;
 
     private SampleTable(long handle, long rows, int dimension, long seed) {
-        super("sample table (" + rows + " rows, dimension " + dimension + ")", handle, SampleTable::closeNative);
+        super("sample table (" + rows + " rows, dimension " + dimension + ")", handle);
         this.rows = rows;
         this.dimension = dimension;
         this.seed = seed;
@@ -76,8 +76,6 @@ public final class SampleTable extends NativeHandle {
     }
 
     private static native long openNative(long rows, int dimension, long seed);
-
-    private static native void closeNative(long handle);
 
     private static native void exportSchema(long handle, long schemaAddress);
 

@@ -1,0 +1,19 @@
+package io.hyperstream.spark;
+
+import org.apache.spark.sql.SparkSession;
+
+/** The local SparkSession of the tests and the demo: two cores, loopback only, no UI. */
+final class LocalSpark {
+    private LocalSpark() {}
+
+    static SparkSession start(String appName) {
+        return SparkSession.builder()
+                .master("local[2]")
+                .appName(appName)
+                .config("spark.ui.enabled", "false")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.shuffle.partitions", "2")
+                .getOrCreate();
+    }
+}
