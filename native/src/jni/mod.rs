@@ -87,6 +87,14 @@ fn export_schema(schema: &ArrowSchema, address: jlong) -> JniResult<()> {
     Ok(())
 }
 
+/// Takes over the stream Java exported into the `ArrowArrayStream` struct at `address`.
+fn import_stream(address: jlong) -> JniResult<RecordBatchStreamReader> {
+    let address = non_null(address, "ArrowArrayStream")?;
+    // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream); from_raw
+    // moves it out and marks the struct released.
+    Ok(unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?)
+}
+
 fn int_array(env: &Env, array: &JIntArray) -> JniResult<Option<Vec<jint>>> {
     if array.is_null() {
         return Ok(None);
@@ -209,11 +217,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_summarizeStream<'l>
     stream_address: jlong,
 ) -> JLongArray<'l> {
     entry(&mut env, |env| {
-        let address = non_null(stream_address, "ArrowArrayStream")?;
-        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream);
-        // from_raw takes it over and marks the struct released.
-        let reader =
-            unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let reader = import_stream(stream_address)?;
         let s = summarize(reader)?;
         long_array(
             env,
@@ -347,6 +351,11 @@ pub extern "system" fn Java_io_hyperstream_jni_BatchReplay_copyNative<'l>(
     })
 }
 
+/// Java's -1 for "none" as an `Option`.
+fn non_negative(value: jlong) -> Option<i64> {
+    (value >= 0).then_some(value)
+}
+
 fn rows_arg(rows: jlong) -> JniResult<u64> {
     u64::try_from(rows).map_err(|_| Error::invalid(format!("row count must be >= 0, got {rows}")).into())
 }
@@ -449,9 +458,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_appendNative<'l>(
 ) -> jlong {
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
-        let address = non_null(stream_address, "ArrowArrayStream")?;
-        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream).
-        let reader = unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let reader = import_stream(stream_address)?;
         let snapshot = lock(&cell).append(reader)?;
         Ok(snapshot)
     })
@@ -518,7 +525,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
         let cell = table_of(handle)?;
         let columns = strings(env, &columns)?;
         let table = lock(&cell);
-        let snapshot = table.snapshot((snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         let files = table.data_files(snapshot)?;
         let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
         export_stream(stream, stream_address)
@@ -554,9 +561,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFileNative<'
 ) -> JString<'l> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
-        let address = non_null(stream_address, "ArrowArrayStream")?;
-        // SAFETY: Java exported a stream into the struct at `address` (Data.exportArrayStream).
-        let reader = unsafe { RecordBatchStreamReader::from_raw(address as *mut FFI_ArrowArrayStream) }?;
+        let reader = import_stream(stream_address)?;
         let table = lock(&cell).clone();
         let file = table.write_data_file(reader)?;
         let json = serde_json::to_string(&file).map_err(|e| Error::Internal(e.to_string()))?;
@@ -605,7 +610,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
-        let snapshot = table.snapshot((snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         let files = table.data_files(snapshot)?;
         data_files_out(env, &files)
     })
