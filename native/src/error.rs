@@ -27,10 +27,24 @@ pub enum Error {
     },
     /// Arrow rejected a batch or schema.
     #[error("arrow error: {0}")]
-    Arrow(#[from] ArrowError),
+    Arrow(ArrowError),
     /// A bug: an invariant of the library did not hold.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<ArrowError> for Error {
+    /// Arrow streams carry the library's own errors as `ExternalError`; those come back unwrapped so
+    /// that their kind survives a trip through a record-batch iterator.
+    fn from(e: ArrowError) -> Self {
+        match e {
+            ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+                Ok(ours) => *ours,
+                Err(other) => Error::Arrow(ArrowError::ExternalError(other)),
+            },
+            other => Error::Arrow(other),
+        }
+    }
 }
 
 /// Result with the crate's [`Error`].
@@ -127,6 +141,13 @@ mod tests {
             assert_eq!(kind.error("boom").kind(), kind);
         }
         assert_eq!(ErrorKind::from_name("NOPE"), None);
+    }
+
+    #[test]
+    fn library_errors_survive_a_trip_through_arrow() {
+        let wrapped = ArrowError::ExternalError(Box::new(Error::NotFound("column 'x'".into())));
+        assert!(matches!(Error::from(wrapped), Error::NotFound(m) if m == "column 'x'"));
+        assert_eq!(Error::from(ArrowError::CastError("no".into())).kind(), ErrorKind::InvalidArgument);
     }
 
     #[test]

@@ -28,7 +28,9 @@ use super::manifest::{
 };
 use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::schema::{Schema, PARQUET_FIELD_ID};
-use crate::scan::BatchStream;
+use crate::scan::{filtered, BatchStream, Predicate};
+use crate::vector::search::{search_batches, Hits, VectorSearch};
+use rayon::prelude::*;
 use crate::storage::Storage;
 use crate::{Error, Result};
 
@@ -338,6 +340,65 @@ impl Table {
             current: None,
             batch_rows: batch_rows.max(1),
         }))
+    }
+
+    /// The names of `columns` (every column when `None`) together with the extra columns a read
+    /// needs, in table order: the read set and, within it, the positions of `columns`.
+    fn read_set(&self, columns: Option<&[String]>, extra: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+        let schema = self.arrow_schema()?;
+        let output: Vec<String> = match columns {
+            Some(names) => names.to_vec(),
+            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        let mut read: Vec<String> = Vec::new();
+        for field in schema.fields() {
+            if output.contains(field.name()) || extra.contains(field.name()) {
+                read.push(field.name().clone());
+            }
+        }
+        for name in output.iter().chain(extra) {
+            if !read.contains(name) {
+                return Err(Error::NotFound(format!("column '{name}' is not in the table schema")));
+            }
+        }
+        Ok((read, output))
+    }
+
+    /// Streams the rows of `files` that `filter` passes, with the columns named in `columns`.
+    pub fn scan(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, batch_rows: usize) -> Result<BatchStream> {
+        let Some(filter) = filter else {
+            return self.scan_files(files, columns, batch_rows);
+        };
+        let extra: Vec<String> = filter.columns().into_iter().collect();
+        let (read, output) = self.read_set(columns, &extra)?;
+        let inner = self.scan_files(files, Some(&read), batch_rows)?;
+        let positions = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
+        filtered(inner, filter, positions)
+    }
+
+    /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
+    /// with the columns named in `columns` and their `_distance`. Files are searched in parallel and
+    /// their partial answers merged; ties go to the earlier file and row.
+    pub fn search(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<&Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<RecordBatch> {
+        let schema = self.arrow_schema()?;
+        let query = search.prepare(&schema)?;
+        let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
+        extra.push(search.column.clone());
+        let (read, output) = self.read_set(columns, &extra)?;
+        let read_schema = schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let output_schema = read_schema.project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let empty = || Hits::new(Hits::schema_for(&output_schema).expect("checked below"), search.k);
+        Hits::schema_for(&output_schema)?;
+        let hits = files
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, file)| {
+                let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                // Ordinals: the file's position in the high bits, the row within it in the low 40.
+                search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, (i as u64) << 40)
+            })
+            .try_reduce(empty, |a, b| a.merge(b))?;
+        hits.finish()
     }
 }
 
@@ -732,6 +793,53 @@ mod tests {
         std::fs::write(dir.path().join("metadata/v2.metadata.json"), b"{ not json").unwrap();
         let err = Table::load(location, &HashMap::new()).unwrap_err();
         assert!(matches!(err, Error::Corrupt(_)) && err.to_string().contains("v2.metadata.json"), "{err}");
+    }
+
+    #[test]
+    fn filtered_scan_and_search_across_files_equal_a_full_scan_sorted() {
+        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        for range in [0..40, 40..90, 90..100] {
+            table.append(reader(vec![batch(range)])).unwrap();
+        }
+        let files = || table.data_files(table.metadata().current_snapshot()).unwrap();
+        let filter = Predicate::from_json(r#"{"op":"and","args":[{"op":"not_null","column":"name"},{"op":"ge","column":"id","value":10}]}"#).unwrap();
+        // The filtered scan keeps exactly the rows the filter passes, with only the asked-for column.
+        let mut kept: Vec<i64> = table
+            .scan(files(), Some(&["id".to_owned()]), Some(filter.clone()), 16)
+            .unwrap()
+            .flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec())
+            .collect();
+        kept.sort_unstable();
+        let want: Vec<i64> = (10..100).filter(|i| i % 4 != 0).collect();
+        assert_eq!(kept, want);
+        // Search: the reference sorts every passing row by its float64 distance, ties by id.
+        let query = vec![30.0, 0.5, -31.0];
+        for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
+            let search = VectorSearch { column: "embedding".into(), query: query.clone(), metric, k: 7 };
+            let found = table.search(files(), Some(&["id".to_owned(), "name".to_owned()]), Some(&filter), &search, 16).unwrap();
+            assert_eq!(found.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), vec!["id", "name", "_distance"]);
+            let mut reference: Vec<(f64, i64)> = want
+                .iter()
+                .map(|&i| (reference_distance(metric, &query, &[i as f32, 0.5, -(i as f32)]), i))
+                .collect();
+            reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+            let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+            let distances = found.column(2).as_primitive::<Float64Type>().values().to_vec();
+            for (row, (d, _)) in reference.iter().take(7).enumerate() {
+                assert!((distances[row] - d).abs() < 1e-3 * (1.0 + d.abs()), "{metric}: {distances:?} vs {reference:?}");
+            }
+            if metric == Metric::L2 || metric == Metric::L1 {
+                assert_eq!(ids, reference.iter().take(7).map(|r| r.1).collect::<Vec<_>>(), "{metric}");
+            }
+        }
+        let bad = VectorSearch { column: "name".into(), query: vec![1.0], metric: Metric::L2, k: 3 };
+        assert!(table.search(files(), None, None, &bad, 16).unwrap_err().to_string().contains("not a float vector column"));
+        // An empty table searches to no rows.
+        let empty = Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let search = VectorSearch { column: "embedding".into(), query, metric: Metric::L2, k: 3 };
+        assert_eq!(empty.search(Vec::new(), None, None, &search, 16).unwrap().num_rows(), 0);
     }
 
     #[test]

@@ -1,0 +1,251 @@
+//! Exact vector search over record-batch streams: the k rows nearest a query, optionally among the
+//! rows a filter passes, with their distance in a `_distance` column. Partial results from files or
+//! splits merge into the global answer ([`Hits::merge`]).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, AsArray, BooleanArray, Float64Array, RecordBatch, UInt32Array};
+use arrow::buffer::BooleanBuffer;
+use arrow::compute::{concat_batches, take_record_batch};
+use arrow::datatypes::{DataType, Field, Float32Type, Schema, SchemaRef};
+
+use super::metric::{FloatQuery, Metric};
+use super::topk::{exact_top_k, result_order, Neighbor};
+use crate::scan::Predicate;
+use crate::{Error, Result};
+
+/// The column a search adds to its rows: the distance from the query (smaller is nearer).
+pub const DISTANCE_COLUMN: &str = "_distance";
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub struct VectorSearch {
+    /// The vector column.
+    pub column: String,
+    pub query: Vec<f32>,
+    pub metric: Metric,
+    pub k: usize,
+}
+
+impl VectorSearch {
+    /// Checks the search against the schema of what it reads: the column exists and holds float
+    /// vectors of the query's dimension.
+    pub fn prepare(&self, schema: &Schema) -> Result<FloatQuery> {
+        let field = schema
+            .field_with_name(&self.column)
+            .map_err(|_| Error::NotFound(format!("vector column '{}' is not in the table schema", self.column)))?;
+        let dimension = match field.data_type() {
+            DataType::FixedSizeList(item, n) if item.data_type() == &DataType::Float32 => *n as usize,
+            other => {
+                return Err(Error::invalid(format!(
+                    "column '{}' is {other}, not a float vector column (declare its dimension to search it)",
+                    self.column
+                )))
+            }
+        };
+        FloatQuery::new(self.metric, self.query.clone(), dimension)
+            .map_err(|e| Error::invalid(format!("searching '{}': {}", self.column, strip_kind(&e))))
+    }
+}
+
+fn strip_kind(e: &Error) -> String {
+    match e {
+        Error::InvalidArgument(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Rows found so far with their (distance, ordinal) keys, at most k after each compaction.
+#[derive(Debug, Clone)]
+pub struct Hits {
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    keys: Vec<Neighbor>,
+    k: usize,
+}
+
+impl Hits {
+    /// No rows yet; `schema` is the output's (the projected columns, then `_distance`).
+    pub fn new(schema: SchemaRef, k: usize) -> Self {
+        Hits { schema, batches: Vec::new(), keys: Vec::new(), k }
+    }
+
+    /// The output schema for `projected` columns.
+    pub fn schema_for(projected: &Schema) -> Result<SchemaRef> {
+        if projected.field_with_name(DISTANCE_COLUMN).is_ok() {
+            return Err(Error::invalid(format!("the table has a column named {DISTANCE_COLUMN}, which a search adds")));
+        }
+        let mut fields: Vec<Arc<Field>> = projected.fields().iter().cloned().collect();
+        fields.push(Arc::new(Field::new(DISTANCE_COLUMN, DataType::Float64, false)));
+        Ok(Arc::new(Schema::new(fields)))
+    }
+
+    fn add(&mut self, batch: RecordBatch, keys: Vec<Neighbor>) -> Result<()> {
+        debug_assert_eq!(batch.num_rows(), keys.len());
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.batches.push(batch);
+        self.keys.extend(keys);
+        if self.keys.len() > 4 * self.k.max(256) {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    /// Folds `other`'s rows in (both must come from searches with the same output schema).
+    pub fn merge(mut self, other: Hits) -> Result<Hits> {
+        self.batches.extend(other.batches);
+        self.keys.extend(other.keys);
+        self.compact()?;
+        Ok(self)
+    }
+
+    /// Keeps the k best rows, sorted.
+    fn compact(&mut self) -> Result<()> {
+        let merged = concat_batches(&self.schema, &self.batches)?;
+        let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
+        order.sort_by(|a, b| result_order(&self.keys[*a as usize], &self.keys[*b as usize]));
+        order.truncate(self.k);
+        self.keys = order.iter().map(|i| self.keys[*i as usize]).collect();
+        self.batches = vec![take_record_batch(&merged, &UInt32Array::from(order))?];
+        Ok(())
+    }
+
+    /// The k nearest rows, nearest first.
+    pub fn finish(mut self) -> Result<RecordBatch> {
+        self.compact()?;
+        Ok(self.batches.pop().unwrap_or_else(|| RecordBatch::new_empty(self.schema.clone())))
+    }
+}
+
+/// Searches `batches`, which hold the `output` columns, the vector column and whatever `filter`
+/// reads; rows get ordinals from `first_ordinal` on, in stream order.
+pub fn search_batches(
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    input: &Schema,
+    output: &[String],
+    query: &FloatQuery,
+    column: &str,
+    filter: Option<&Predicate>,
+    k: usize,
+    first_ordinal: u64,
+) -> Result<Hits> {
+    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
+    let output_indices = output
+        .iter()
+        .map(|n| input.index_of(n).map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema"))))
+        .collect::<Result<Vec<_>>>()?;
+    let mut hits = Hits::new(Hits::schema_for(&input.project(&output_indices)?)?, k);
+    let mut ordinal = first_ordinal;
+    for batch in batches {
+        let batch = batch?;
+        let rows = batch.num_rows();
+        let vectors = batch
+            .column(vector_index)
+            .as_fixed_size_list_opt()
+            .ok_or_else(|| Error::invalid(format!("column '{column}' is not a float vector column")))?;
+        let mut allowed = vectors.logical_nulls().map(|n| n.into_inner());
+        let items = vectors.values().as_primitive::<Float32Type>();
+        if let Some(item_nulls) = items.logical_nulls() {
+            // A vector with a null element has no distance: it is skipped like a null vector.
+            let dim = query.dimension();
+            let whole: BooleanBuffer = (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
+            allowed = Some(and(allowed, whole));
+        }
+        if let Some(filter) = filter {
+            let passed = filter.evaluate(&batch)?;
+            allowed = Some(and(allowed, true_and_known(&passed)));
+        }
+        let top = exact_top_k(query, &items.values()[..rows * query.dimension()], allowed.as_ref(), ordinal, k);
+        let keys = top.into_sorted();
+        let positions = UInt32Array::from_iter_values(keys.iter().map(|n| (n.ordinal - ordinal) as u32));
+        let mut columns = take_record_batch(&batch.project(&output_indices)?, &positions)?.columns().to_vec();
+        columns.push(Arc::new(Float64Array::from_iter_values(keys.iter().map(|n| n.distance as f64))));
+        hits.add(RecordBatch::try_new(hits.schema.clone(), columns)?, keys)?;
+        ordinal += rows as u64;
+    }
+    Ok(hits)
+}
+
+fn and(mask: Option<BooleanBuffer>, other: BooleanBuffer) -> BooleanBuffer {
+    match mask {
+        Some(m) => &m & &other,
+        None => other,
+    }
+}
+
+/// True where the predicate is true (unknown counts as false).
+fn true_and_known(passed: &BooleanArray) -> BooleanBuffer {
+    match passed.nulls() {
+        Some(nulls) => passed.values() & nulls.inner(),
+        None => passed.values().clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::array::{FixedSizeListArray, Float32Array, Int64Array};
+    use arrow::datatypes::Int64Type;
+
+    use super::*;
+    use crate::vector::test_values;
+
+    fn table(rows: usize, dim: usize, seed: u64) -> RecordBatch {
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("embedding", DataType::FixedSizeList(item.clone(), dim as i32), true),
+        ]);
+        let nulls = arrow::buffer::NullBuffer::from((0..rows).map(|i| i % 7 != 5).collect::<Vec<_>>());
+        let vectors = FixedSizeListArray::new(item, dim as i32, Arc::new(Float32Array::from(test_values(seed, rows * dim))), Some(nulls));
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Int64Array::from_iter_values(0..rows as i64)), Arc::new(vectors)]).unwrap()
+    }
+
+    #[test]
+    fn search_over_split_streams_merges_to_the_single_stream_answer() {
+        let dim = 5;
+        let all = table(3_000, dim, 1);
+        let schema = all.schema();
+        let search = VectorSearch { column: "embedding".into(), query: test_values(2, dim), metric: Metric::L2, k: 25 };
+        let query = search.prepare(&schema).unwrap();
+        let filter = Predicate::from_json(r#"{"op":"gt","column":"id","value":100}"#).unwrap();
+        let output = vec!["id".to_owned()];
+        let whole = search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", Some(&filter), 25, 0)
+            .unwrap()
+            .finish()
+            .unwrap();
+        // Three splits with ordinals continuing where the last ended, merged in another order.
+        let parts: Vec<Hits> = [(0, 1000), (1000, 1700), (1700, 3000)]
+            .into_iter()
+            .map(|(s, e)| {
+                let slices = (s..e).step_by(128).map(|b| Ok(all.slice(b, 128.min(e - b))));
+                search_batches(slices, &schema, &output, &query, "embedding", Some(&filter), 25, s as u64).unwrap()
+            })
+            .collect();
+        let mut parts = parts.into_iter().rev();
+        let first = parts.next().unwrap();
+        let merged = parts.fold(first, |a, b| a.merge(b).unwrap()).finish().unwrap();
+        assert_eq!(whole, merged);
+        assert_eq!(merged.num_rows(), 25);
+        let ids = merged.column(0).as_primitive::<Int64Type>().values();
+        assert!(ids.iter().all(|id| *id > 100 && id % 7 != 5), "a filtered or null row came back: {ids:?}");
+        let distances = merged.column(1).as_primitive::<arrow::datatypes::Float64Type>().values();
+        assert!(distances.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(merged.schema().field(1).name(), DISTANCE_COLUMN);
+    }
+
+    #[test]
+    fn bad_searches_are_refused() {
+        let schema = table(10, 3, 1).schema();
+        let search = |column: &str, query: Vec<f32>| VectorSearch { column: column.into(), query, metric: Metric::Cosine, k: 3 };
+        let err = search("missing", vec![1.0; 3]).prepare(&schema).unwrap_err();
+        assert!(matches!(&err, Error::NotFound(m) if m.contains("'missing'")), "{err}");
+        let err = search("id", vec![1.0; 3]).prepare(&schema).unwrap_err();
+        assert!(err.to_string().contains("not a float vector column"), "{err}");
+        let err = search("embedding", vec![1.0; 4]).prepare(&schema).unwrap_err();
+        assert!(err.to_string().contains("4 dimensions but the column has 3"), "{err}");
+        let err = search("embedding", vec![1.0, f32::NAN, 0.0]).prepare(&schema).unwrap_err();
+        assert!(err.to_string().contains("NaN"), "{err}");
+    }
+}
