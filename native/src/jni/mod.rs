@@ -15,13 +15,14 @@ use std::sync::{Arc, Mutex};
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow::datatypes::Schema as ArrowSchema;
-use jni::objects::{JClass, JIntArray, JLongArray, JObjectArray, JString};
+use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObjectArray, JString};
 use jni::sys::{jint, jlong, JNI_ERR, JNI_VERSION_1_8};
 use jni::vm::JavaVM;
 use jni::{Env, EnvUnowned};
 
 use crate::error::ErrorKind;
-use crate::scan::{summarize, BatchStream, RepeatedBatches};
+use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
+use crate::vector::{check_k, Metric, VectorSearch};
 use crate::table::iceberg::Table;
 use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
@@ -527,7 +528,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
         let table = lock(&cell);
         let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         let files = table.data_files(snapshot)?;
-        let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
+        let stream = table.scan_files(files, columns.as_deref(), batch_rows_arg(batch_rows))?;
         export_stream(stream, stream_address)
     })
 }
@@ -623,6 +624,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
     handle: jlong,
     files: JObjectArray<'l>,
     columns: JObjectArray<'l>,
+    filter: JString<'l>,
     batch_rows: jint,
     stream_address: jlong,
 ) {
@@ -630,8 +632,61 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
         let cell = table_of(handle)?;
         let files = data_files_arg(env, &files)?;
         let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
-        let stream = table.scan_files(files, columns.as_deref(), usize::try_from(batch_rows).unwrap_or(1))?;
+        let stream = table.scan(files, columns.as_deref(), filter, batch_rows_arg(batch_rows))?;
         export_stream(stream, stream_address)
+    })
+}
+
+/// A filter in the predicate model's JSON form; null means none.
+fn filter_arg(env: &Env, json: &JString) -> JniResult<Option<Predicate>> {
+    if json.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(Predicate::from_json(&string(env, json)?)?))
+}
+
+fn batch_rows_arg(batch_rows: jint) -> usize {
+    usize::try_from(batch_rows).unwrap_or(1).max(1)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+    vector_column: JString<'l>,
+    query: JFloatArray<'l>,
+    metric: JString<'l>,
+    k: jlong,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        if query.is_null() {
+            return Err(Error::invalid("query vector is null").into());
+        }
+        let mut vector = vec![0f32; query.len(env)?];
+        query.get_region(env, 0, &mut vector)?;
+        let search = VectorSearch {
+            column: string(env, &vector_column)?,
+            query: vector,
+            metric: Metric::parse(&string(env, &metric)?)?,
+            k: check_k(k)?,
+        };
+        let table = lock(&cell).clone();
+        let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, batch_rows_arg(batch_rows))?;
+        let rows = batch_rows_arg(batch_rows);
+        let schema = found.schema();
+        let batches: Vec<_> = (0..found.num_rows()).step_by(rows).map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start)))).collect();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
     })
 }

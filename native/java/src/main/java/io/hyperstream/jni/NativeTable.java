@@ -96,8 +96,30 @@ public final class NativeTable extends NativeHandle {
 
     /** Streams the given data files with {@code columns} (all when null). */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, int batchRows) {
+        return scanFiles(allocator, dataFiles, columns, null, batchRows);
+    }
+
+    /**
+     * Streams the rows of the given data files that {@code filter} passes (a predicate in the
+     * native model's JSON form, see {@link Filters}; null for every row), with {@code columns}
+     * (all when null).
+     */
+    public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
+            int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator,
-                address -> scanFilesNative(h, dataFiles, columns, batchRows, address)));
+                address -> scanFilesNative(h, dataFiles, columns, filter, batchRows, address)));
+    }
+
+    /**
+     * The {@code search.k()} rows of the given data files nearest {@code search}'s query among those
+     * {@code filter} passes (null for every row), nearest first, with {@code columns} (all when null)
+     * and a last {@code _distance} column (double). The files are searched in parallel natively and
+     * their answers merged, so one call over every file of a snapshot is the global top-k.
+     */
+    public ArrowReader search(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
+            VectorSearch search, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> searchFilesNative(h, dataFiles, columns,
+                filter, search.column(), search.query(), search.metric(), search.k(), batchRows, address)));
     }
 
     /** Moves this handle to the latest committed version and returns that version number. */
@@ -164,8 +186,11 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis);
 
-    private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, int batchRows,
-            long streamAddress);
+    private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
+            int batchRows, long streamAddress);
+
+    private static native void searchFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
+            String vectorColumn, float[] query, String metric, long k, int batchRows, long streamAddress);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);
