@@ -617,28 +617,6 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-    files: JObjectArray<'l>,
-    columns: JObjectArray<'l>,
-    filter: JString<'l>,
-    batch_rows: jint,
-    stream_address: jlong,
-) {
-    entry(&mut env, |env| {
-        let cell = table_of(handle)?;
-        let files = data_files_arg(env, &files)?;
-        let columns = strings(env, &columns)?;
-        let filter = filter_arg(env, &filter)?;
-        let table = lock(&cell).clone();
-        let stream = table.scan(files, columns.as_deref(), filter, batch_rows_arg(batch_rows))?;
-        export_stream(stream, stream_address)
-    })
-}
-
 /// A filter in the predicate model's JSON form; null means none.
 fn filter_arg(env: &Env, json: &JString) -> JniResult<Option<Predicate>> {
     if json.is_null() {
@@ -651,8 +629,10 @@ fn batch_rows_arg(batch_rows: jint) -> usize {
     usize::try_from(batch_rows).unwrap_or(1).max(1)
 }
 
+/// Reads data files: every row `filter` passes with `columns` (null: all); with a vector column and
+/// query also each row's `_distance` (k = -1) or only the k nearest rows, nearest first (k > 0).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchFilesNative<'l>(
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
@@ -671,22 +651,31 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchFilesNative<'l>
         let files = data_files_arg(env, &files)?;
         let columns = strings(env, &columns)?;
         let filter = filter_arg(env, &filter)?;
+        let rows = batch_rows_arg(batch_rows);
+        let table = lock(&cell).clone();
+        if vector_column.is_null() {
+            return export_stream(table.scan(files, columns.as_deref(), filter, rows)?, stream_address);
+        }
         if query.is_null() {
             return Err(Error::invalid("query vector is null").into());
         }
         let mut vector = vec![0f32; query.len(env)?];
         query.get_region(env, 0, &mut vector)?;
-        let search = VectorSearch {
+        let mut search = VectorSearch {
             column: string(env, &vector_column)?,
             query: vector,
             metric: Metric::parse(&string(env, &metric)?)?,
-            k: check_k(k)?,
+            k: 0,
         };
-        let table = lock(&cell).clone();
-        let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, batch_rows_arg(batch_rows))?;
-        let rows = batch_rows_arg(batch_rows);
+        if k == -1 {
+            let stream = table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?;
+            return export_stream(stream, stream_address);
+        }
+        search.k = check_k(k)?;
+        let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, rows)?;
         let schema = found.schema();
-        let batches: Vec<_> = (0..found.num_rows()).step_by(rows).map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start)))).collect();
+        let batches: Vec<_> =
+            (0..found.num_rows()).step_by(rows).map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start)))).collect();
         export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
     })
 }

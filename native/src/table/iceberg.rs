@@ -29,7 +29,7 @@ use super::manifest::{
 use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, BatchStream, Predicate};
-use crate::vector::search::{search_batches, Hits, VectorSearch};
+use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
 use rayon::prelude::*;
 use crate::storage::Storage;
 use crate::{Error, Result};
@@ -374,6 +374,22 @@ impl Table {
         let inner = self.scan_files(files, Some(&read), batch_rows)?;
         let positions = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
         filtered(inner, filter, positions)
+    }
+
+    /// Streams the rows of `files` that `filter` passes, with the columns named in `columns` and a
+    /// last `_distance` column: each row's distance from `search.query` (`search.k` is not used).
+    pub fn scan_with_distances(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<BatchStream> {
+        let query = search.prepare(self.arrow_schema()?.as_ref())?;
+        let mut extra: Vec<String> = filter.as_ref().map(|f| f.columns().into_iter().collect()).unwrap_or_default();
+        extra.push(search.column.clone());
+        let (read, output) = self.read_set(columns, &extra)?;
+        let positions: Vec<usize> = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
+        let every: Vec<usize> = (0..read.len()).collect();
+        let rows = match filter {
+            Some(filter) => filtered(self.scan_files(files, Some(&read), batch_rows)?, filter, every)?,
+            None => self.scan_files(files, Some(&read), batch_rows)?,
+        };
+        with_distances(rows, query, &search.column, positions)
     }
 
     /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
@@ -834,6 +850,22 @@ mod tests {
                 assert_eq!(ids, reference.iter().take(7).map(|r| r.1).collect::<Vec<_>>(), "{metric}");
             }
         }
+        // Every passing row's distance, which a sort and limit over it would turn into the top-k.
+        let search = VectorSearch { column: "embedding".into(), query: query.clone(), metric: Metric::L2, k: 1 };
+        let mut every: Vec<(f64, i64)> = table
+            .scan_with_distances(files(), Some(&["id".to_owned()]), Some(filter.clone()), &search, 16)
+            .unwrap()
+            .flat_map(|b| {
+                let b = b.unwrap();
+                let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
+                let d = b.column(1).as_primitive::<Float64Type>().values().to_vec();
+                d.into_iter().zip(ids).collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(every.len(), want.len());
+        every.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+        let top = table.search(files(), Some(&["id".to_owned()]), Some(&filter), &VectorSearch { k: 5, ..search }, 16).unwrap();
+        assert_eq!(top.column(0).as_primitive::<Int64Type>().values().to_vec(), every.iter().take(5).map(|e| e.1).collect::<Vec<_>>());
         let bad = VectorSearch { column: "name".into(), query: vec![1.0], metric: Metric::L2, k: 3 };
         assert!(table.search(files(), None, None, &bad, 16).unwrap_err().to_string().contains("not a float vector column"));
         // An empty table searches to no rows.

@@ -8,10 +8,12 @@ use arrow::array::{Array, AsArray, BooleanArray, Float64Array, RecordBatch, UInt
 use arrow::buffer::BooleanBuffer;
 use arrow::compute::{concat_batches, take_record_batch};
 use arrow::datatypes::{DataType, Field, Float32Type, Schema, SchemaRef};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatchIterator;
 
 use super::metric::{FloatQuery, Metric};
 use super::topk::{exact_top_k, result_order, Neighbor};
-use crate::scan::Predicate;
+use crate::scan::{BatchStream, Predicate};
 use crate::{Error, Result};
 
 /// The column a search adds to its rows: the distance from the query (smaller is nearer).
@@ -55,12 +57,24 @@ fn strip_kind(e: &Error) -> String {
     }
 }
 
-/// Rows found so far with their (distance, ordinal) keys, at most k after each compaction.
+/// A found row's place in the answer: rows with a vector by distance, then rows whose vector is
+/// null (they have no distance, and come last as SQL's `NULLS LAST` puts them), each by ordinal.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    null: bool,
+    neighbor: Neighbor,
+}
+
+fn key_order(a: &Key, b: &Key) -> std::cmp::Ordering {
+    a.null.cmp(&b.null).then_with(|| result_order(&a.neighbor, &b.neighbor))
+}
+
+/// Rows found so far with their keys, at most k after each compaction.
 #[derive(Debug, Clone)]
 pub struct Hits {
     schema: SchemaRef,
     batches: Vec<RecordBatch>,
-    keys: Vec<Neighbor>,
+    keys: Vec<Key>,
     k: usize,
 }
 
@@ -76,11 +90,11 @@ impl Hits {
             return Err(Error::invalid(format!("the table has a column named {DISTANCE_COLUMN}, which a search adds")));
         }
         let mut fields: Vec<Arc<Field>> = projected.fields().iter().cloned().collect();
-        fields.push(Arc::new(Field::new(DISTANCE_COLUMN, DataType::Float64, false)));
+        fields.push(Arc::new(Field::new(DISTANCE_COLUMN, DataType::Float64, true)));
         Ok(Arc::new(Schema::new(fields)))
     }
 
-    fn add(&mut self, batch: RecordBatch, keys: Vec<Neighbor>) -> Result<()> {
+    fn add(&mut self, batch: RecordBatch, keys: Vec<Key>) -> Result<()> {
         debug_assert_eq!(batch.num_rows(), keys.len());
         if keys.is_empty() {
             return Ok(());
@@ -105,7 +119,7 @@ impl Hits {
     fn compact(&mut self) -> Result<()> {
         let merged = concat_batches(&self.schema, &self.batches)?;
         let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
-        order.sort_by(|a, b| result_order(&self.keys[*a as usize], &self.keys[*b as usize]));
+        order.sort_by(|a, b| key_order(&self.keys[*a as usize], &self.keys[*b as usize]));
         order.truncate(self.k);
         self.keys = order.iter().map(|i| self.keys[*i as usize]).collect();
         self.batches = vec![take_record_batch(&merged, &UInt32Array::from(order))?];
@@ -141,31 +155,73 @@ pub fn search_batches(
     for batch in batches {
         let batch = batch?;
         let rows = batch.num_rows();
-        let vectors = batch
-            .column(vector_index)
-            .as_fixed_size_list_opt()
-            .ok_or_else(|| Error::invalid(format!("column '{column}' is not a float vector column")))?;
-        let mut allowed = vectors.logical_nulls().map(|n| n.into_inner());
-        let items = vectors.values().as_primitive::<Float32Type>();
-        if let Some(item_nulls) = items.logical_nulls() {
-            // A vector with a null element has no distance: it is skipped like a null vector.
-            let dim = query.dimension();
-            let whole: BooleanBuffer = (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
-            allowed = Some(and(allowed, whole));
+        let (with_vector, passed) = candidates(&batch, vector_index, query.dimension(), filter)?;
+        let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
+        let top = exact_top_k(query, &items.values()[..rows * query.dimension()], Some(&with_vector), ordinal, k);
+        let mut keys: Vec<Key> = top.into_sorted().into_iter().map(|neighbor| Key { null: false, neighbor }).collect();
+        if keys.len() < k {
+            // Fewer than k rows with a vector: rows without one complete the answer.
+            let without = &passed & &!&with_vector;
+            keys.extend(without.set_indices().take(k - keys.len()).map(|row| Key {
+                null: true,
+                neighbor: Neighbor { distance: f32::NAN, ordinal: ordinal + row as u64 },
+            }));
         }
-        if let Some(filter) = filter {
-            let passed = filter.evaluate(&batch)?;
-            allowed = Some(and(allowed, true_and_known(&passed)));
-        }
-        let top = exact_top_k(query, &items.values()[..rows * query.dimension()], allowed.as_ref(), ordinal, k);
-        let keys = top.into_sorted();
-        let positions = UInt32Array::from_iter_values(keys.iter().map(|n| (n.ordinal - ordinal) as u32));
+        let positions = UInt32Array::from_iter_values(keys.iter().map(|key| (key.neighbor.ordinal - ordinal) as u32));
         let mut columns = take_record_batch(&batch.project(&output_indices)?, &positions)?.columns().to_vec();
-        columns.push(Arc::new(Float64Array::from_iter_values(keys.iter().map(|n| n.distance as f64))));
+        columns.push(Arc::new(keys.iter().map(|key| (!key.null).then_some(key.neighbor.distance as f64)).collect::<Float64Array>()));
         hits.add(RecordBatch::try_new(hits.schema.clone(), columns)?, keys)?;
         ordinal += rows as u64;
     }
     Ok(hits)
+}
+
+/// The rows of `batch` that pass `filter` and have a whole vector in column `vector_index`, and the
+/// rows that pass `filter` at all.
+fn candidates(batch: &RecordBatch, vector_index: usize, dim: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
+    let rows = batch.num_rows();
+    let vectors = batch
+        .column(vector_index)
+        .as_fixed_size_list_opt()
+        .ok_or_else(|| Error::invalid(format!("column '{}' is not a float vector column", batch.schema().field(vector_index).name())))?;
+    let mut whole = vectors.logical_nulls().map(|n| n.into_inner());
+    if let Some(item_nulls) = vectors.values().logical_nulls() {
+        // A vector with a null element has no distance, like a null vector.
+        let complete: BooleanBuffer = (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
+        whole = Some(and(whole, complete));
+    }
+    let passed = match filter {
+        Some(filter) => true_and_known(&filter.evaluate(batch)?),
+        None => BooleanBuffer::new_set(rows),
+    };
+    let with_vector = match whole {
+        Some(whole) => &whole & &passed,
+        None => passed.clone(),
+    };
+    Ok((with_vector, passed))
+}
+
+/// `inner` (which holds the vector column) with the `output` columns and each row's distance from
+/// `query` in a last `_distance` column, null where the row has no whole vector.
+pub fn with_distances(inner: BatchStream, query: FloatQuery, column: &str, output: Vec<usize>) -> Result<BatchStream> {
+    let input = inner.schema();
+    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
+    let schema = Hits::schema_for(&input.project(&output)?)?;
+    let out = schema.clone();
+    let batches = inner.map(move |batch| -> std::result::Result<RecordBatch, ArrowError> {
+        let batch = batch?;
+        let dim = query.dimension();
+        let (with_vector, _) = candidates(&batch, vector_index, dim, None).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+        let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
+        let values = items.values();
+        let distances: Float64Array = (0..batch.num_rows())
+            .map(|r| with_vector.value(r).then(|| query.distance(&values[r * dim..(r + 1) * dim]) as f64))
+            .collect();
+        let mut columns = batch.project(&output)?.columns().to_vec();
+        columns.push(Arc::new(distances));
+        RecordBatch::try_new(out.clone(), columns)
+    });
+    Ok(Box::new(RecordBatchIterator::new(batches, schema)))
 }
 
 fn and(mask: Option<BooleanBuffer>, other: BooleanBuffer) -> BooleanBuffer {
@@ -233,6 +289,34 @@ mod tests {
         let distances = merged.column(1).as_primitive::<arrow::datatypes::Float64Type>().values();
         assert!(distances.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(merged.schema().field(1).name(), DISTANCE_COLUMN);
+    }
+
+    #[test]
+    fn rows_without_a_vector_come_last_with_a_null_distance() {
+        let all = table(14, 2, 3); // rows 5 and 12 have null vectors
+        let schema = all.schema();
+        let search = VectorSearch { column: "embedding".into(), query: vec![0.1, 0.2], metric: Metric::L1, k: 14 };
+        let query = search.prepare(&schema).unwrap();
+        let output = vec!["id".to_owned()];
+        let found = search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", None, 14, 0)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+        assert_eq!(&ids[12..], &[5, 12]);
+        let distances = found.column(1).as_primitive::<arrow::datatypes::Float64Type>();
+        assert_eq!(distances.null_count(), 2);
+        assert!(distances.is_null(12) && distances.is_null(13));
+        // Every row's distance, in stream order, agrees with the top-k's.
+        let stream: BatchStream = Box::new(arrow::record_batch::RecordBatchIterator::new(vec![Ok(all.clone())], schema.clone()));
+        let every = with_distances(stream, query, "embedding", vec![0]).unwrap().next().unwrap().unwrap();
+        let every_d = every.column(1).as_primitive::<arrow::datatypes::Float64Type>();
+        for (rank, id) in ids.iter().enumerate() {
+            assert_eq!(every_d.is_null(*id as usize), distances.is_null(rank));
+            if !distances.is_null(rank) {
+                assert_eq!(every_d.value(*id as usize), distances.value(rank));
+            }
+        }
     }
 
     #[test]

@@ -106,19 +106,31 @@ public final class NativeTable extends NativeHandle {
      */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator,
-                address -> scanFilesNative(h, dataFiles, columns, filter, batchRows, address)));
+        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
+                filter, null, null, null, 0, batchRows, address)));
+    }
+
+    /**
+     * As {@link #scanFiles(BufferAllocator, String[], String[], String, int)}, with a last
+     * {@code _distance} column (double, null where the row has no vector): each row's distance from
+     * {@code search}'s query ({@code search.k()} is not used).
+     */
+    public ArrowReader scanWithDistances(BufferAllocator allocator, String[] dataFiles, String[] columns,
+            String filter, VectorSearch search, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
+                filter, search.column(), search.query(), search.metric(), -1, batchRows, address)));
     }
 
     /**
      * The {@code search.k()} rows of the given data files nearest {@code search}'s query among those
      * {@code filter} passes (null for every row), nearest first, with {@code columns} (all when null)
-     * and a last {@code _distance} column (double). The files are searched in parallel natively and
+     * and a last {@code _distance} column (double). Rows without a vector come last, with a null
+     * distance, when fewer than k rows have one. The files are searched in parallel natively and
      * their answers merged, so one call over every file of a snapshot is the global top-k.
      */
     public ArrowReader search(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             VectorSearch search, int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator, address -> searchFilesNative(h, dataFiles, columns,
+        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
                 filter, search.column(), search.query(), search.metric(), search.k(), batchRows, address)));
     }
 
@@ -186,10 +198,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis);
 
-    private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
-            int batchRows, long streamAddress);
-
-    private static native void searchFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
+    private static native void readFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
             String vectorColumn, float[] query, String metric, long k, int batchRows, long streamAddress);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,

@@ -200,6 +200,28 @@ class NativeSearchTest {
     }
 
     @Test
+    void scanWithDistancesGivesEveryPassingRowItsDistance() throws Exception {
+        float[] q = vectors[11].clone();
+        try (NativeTable table = table();
+                ArrowReader reader = table.scanWithDistances(allocator, table.dataFiles(-1, -1), new String[] {"id"},
+                        Filters.eq("category", 1), new VectorSearch("embedding", q, "cosine", 1), 100)) {
+            int rows = 0;
+            while (reader.loadNextBatch()) {
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                BigIntVector ids = (BigIntVector) root.getVector(0);
+                Float8Vector distances = (Float8Vector) root.getVector(1);
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    long id = ids.get(i);
+                    assertEquals(1, category(id));
+                    assertEquals(reference("cosine", q, vectors[(int) id]), distances.get(i), 1e-5);
+                    rows++;
+                }
+            }
+            assertEquals(vectors.length / 10, rows);
+        }
+    }
+
+    @Test
     void badSearchesRaiseClearExceptions() {
         float[] q = new float[DIM];
         q[0] = 1;
