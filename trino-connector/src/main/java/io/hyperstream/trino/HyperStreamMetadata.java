@@ -14,6 +14,19 @@ import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
+import io.trino.spi.connector.Assignment;
+import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.ProjectionApplicationResult;
+import io.trino.spi.connector.SortItem;
+import io.trino.spi.connector.SortOrder;
+import io.trino.spi.connector.TopNApplicationResult;
+import io.trino.spi.expression.Call;
+import io.trino.spi.expression.ConnectorExpression;
+import io.trino.spi.expression.Variable;
+import io.trino.spi.predicate.Domain;
+import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.type.DoubleType;
 import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.SchemaTableName;
 import java.io.IOException;
@@ -39,6 +52,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class HyperStreamMetadata implements ConnectorMetadata {
     static final String SAMPLE_SCHEMA = "sample";
     static final String SAMPLE_TABLE = "items";
+    /** The largest k pushed as a native top-k (the native limit). */
+    static final long MAX_TOP_K = 100_000;
 
     private final HyperStreamConfig config;
 
@@ -102,8 +117,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         if (!name.getTableName().equals(SAMPLE_TABLE)) {
             return null;
         }
-        return new HyperStreamTableHandle(SAMPLE_SCHEMA, SAMPLE_TABLE, config.sampleRows(),
-                config.sampleDimension(), config.sampleSeed(), null, -1);
+        return HyperStreamTableHandle.sample(SAMPLE_SCHEMA, SAMPLE_TABLE, config.sampleRows(),
+                config.sampleDimension(), config.sampleSeed());
     }
 
     @Override
@@ -153,6 +168,128 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             handles.put(column.name(), column);
         }
         return handles;
+    }
+
+    /**
+     * Takes every domain {@link TrinoFilters} translates exactly; the native scan enforces them, so
+     * Trino keeps only the rest. Nothing is taken once a top-k was pushed (the filter would then
+     * apply after it).
+     */
+    @Override
+    public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session,
+            ConnectorTableHandle table, Constraint constraint) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (!handle.isStored() || handle.topK() > 0 || constraint.getSummary().isAll()) {
+            return Optional.empty();
+        }
+        if (constraint.getSummary().isNone()) {
+            if (handle.constraint().isNone()) {
+                return Optional.empty();
+            }
+            return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(TupleDomain.none()),
+                    TupleDomain.all(), constraint.getExpression(), false));
+        }
+        Map<HyperStreamColumnHandle, Domain> taken = new LinkedHashMap<>();
+        Map<ColumnHandle, Domain> remaining = new LinkedHashMap<>();
+        for (Map.Entry<ColumnHandle, Domain> entry : constraint.getSummary().getDomains().orElseThrow().entrySet()) {
+            HyperStreamColumnHandle column = (HyperStreamColumnHandle) entry.getKey();
+            if (TrinoFilters.supports(column, entry.getValue())) {
+                taken.put(column, entry.getValue());
+            } else {
+                remaining.put(entry.getKey(), entry.getValue());
+            }
+        }
+        TupleDomain<HyperStreamColumnHandle> combined = handle.constraint().intersect(TupleDomain.withColumnDomains(taken));
+        if (combined.equals(handle.constraint())) {
+            return Optional.empty();
+        }
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined),
+                TupleDomain.withColumnDomains(remaining), constraint.getExpression(), false));
+    }
+
+    /**
+     * Replaces a distance between a vector column and a constant vector ({@link VectorDistance})
+     * with a column the native scan computes, so that a TopN over it can be pushed next.
+     */
+    @Override
+    public Optional<ProjectionApplicationResult<ConnectorTableHandle>> applyProjection(ConnectorSession session,
+            ConnectorTableHandle table, List<ConnectorExpression> projections, Map<String, ColumnHandle> assignments) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (!handle.isStored() || handle.topK() > 0) {
+            return Optional.empty();
+        }
+        VectorDistance[] chosen = {handle.distance()};
+        boolean[] replaced = {false};
+        List<ConnectorExpression> rewritten = new ArrayList<>();
+        for (ConnectorExpression projection : projections) {
+            rewritten.add(replaceDistances(projection, assignments, chosen, replaced));
+        }
+        if (!replaced[0]) {
+            return Optional.empty();
+        }
+        HyperStreamColumnHandle distanceColumn = chosen[0].columnHandle();
+        Map<String, Assignment> used = new LinkedHashMap<>();
+        for (ConnectorExpression expression : rewritten) {
+            collectVariables(expression, variable -> {
+                ColumnHandle column = variable.getName().equals(distanceColumn.name())
+                        ? distanceColumn : assignments.get(variable.getName());
+                used.putIfAbsent(variable.getName(), new Assignment(variable.getName(), column, variable.getType()));
+            });
+        }
+        return Optional.of(new ProjectionApplicationResult<>(handle.withDistance(chosen[0]), rewritten,
+                List.copyOf(used.values()), false));
+    }
+
+    /** {@code expression} with every call computing the (one) pushed distance replaced by its column. */
+    private static ConnectorExpression replaceDistances(ConnectorExpression expression, Map<String, ColumnHandle> assignments,
+            VectorDistance[] chosen, boolean[] replaced) {
+        Optional<VectorDistance> distance = VectorDistance.match(expression, assignments);
+        if (distance.isPresent() && (chosen[0] == null || chosen[0].equals(distance.get()))) {
+            chosen[0] = distance.get();
+            replaced[0] = true;
+            return new Variable(distance.get().columnHandle().name(), DoubleType.DOUBLE);
+        }
+        if (expression instanceof Call call) {
+            List<ConnectorExpression> args = new ArrayList<>();
+            for (ConnectorExpression arg : call.getArguments()) {
+                args.add(replaceDistances(arg, assignments, chosen, replaced));
+            }
+            return new Call(call.getType(), call.getFunctionName(), args);
+        }
+        return expression;
+    }
+
+    private static void collectVariables(ConnectorExpression expression, java.util.function.Consumer<Variable> out) {
+        if (expression instanceof Variable variable) {
+            out.accept(variable);
+        }
+        for (ConnectorExpression child : expression.getChildren()) {
+            collectVariables(child, out);
+        }
+    }
+
+    /**
+     * Pushes {@code ORDER BY <distance> LIMIT k} as a native top-k: nearest first is ascending for
+     * the distances and descending for {@code dot_product}, nulls last. The scan then returns exactly
+     * the top k, in one split, so Trino drops its TopN.
+     */
+    @Override
+    public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(ConnectorSession session,
+            ConnectorTableHandle table, long topNCount, List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        VectorDistance distance = handle.distance();
+        if (distance == null || sortItems.size() != 1 || topNCount <= 0 || topNCount > MAX_TOP_K) {
+            return Optional.empty();
+        }
+        SortItem item = sortItems.get(0);
+        SortOrder nearestFirst = distance.negated() ? SortOrder.DESC_NULLS_LAST : SortOrder.ASC_NULLS_LAST;
+        if (!distance.columnHandle().equals(assignments.get(item.getName())) || item.getSortOrder() != nearestFirst) {
+            return Optional.empty();
+        }
+        if (handle.topK() > 0 && handle.topK() <= topNCount) {
+            return Optional.empty();
+        }
+        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount), true, false));
     }
 
     @Override

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 
@@ -24,6 +25,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private final AutoCloseable table;
     private final ArrowReader reader;
     private final boolean countOnly;
+    private final int[] positions;
+    private final boolean negateDistance;
     private long completedBytes;
     private long completedPositions;
     private long readTimeNanos;
@@ -31,20 +34,23 @@ final class HyperStreamPageSource implements ConnectorPageSource {
 
     HyperStreamPageSource(HyperStreamTableHandle handle, HyperStreamSplit split, List<HyperStreamColumnHandle> columns,
             int batchRows) {
-        int[] projection = columns.stream().mapToInt(HyperStreamColumnHandle::ordinal).toArray();
-        this.countOnly = projection.length == 0;
+        this.countOnly = columns.isEmpty();
         this.allocator = Allocators.child("trino-split-" + split.start());
         AutoCloseable opened = null;
         try {
             if (handle.isStored()) {
                 NativeTable stored = nativeCall(() -> NativeTable.load(handle.location(), java.util.Map.of()));
                 opened = stored;
-                String[] names = columns.stream().map(HyperStreamColumnHandle::name).toArray(String[]::new);
-                this.reader = nativeCall(() -> stored.scanFiles(allocator, new String[] {split.dataFile()}, names, batchRows));
+                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows));
+                this.positions = blockPositions(columns);
+                this.negateDistance = handle.distance() != null && handle.distance().negated();
             } else {
+                int[] projection = columns.stream().mapToInt(HyperStreamColumnHandle::ordinal).toArray();
                 SampleTable sample = nativeCall(() -> SampleTable.open(handle.rows(), handle.dimension(), handle.seed()));
                 opened = sample;
                 this.reader = nativeCall(() -> sample.scan(allocator, split.start(), split.end(), batchRows, projection));
+                this.positions = java.util.stream.IntStream.range(0, columns.size()).toArray();
+                this.negateDistance = false;
             }
             this.table = opened;
         } catch (RuntimeException e) {
@@ -52,6 +58,41 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             allocator.close();
             throw e;
         }
+    }
+
+    /** The table columns of {@code columns}, in order; the distance column (if any) is not one. */
+    private static String[] nativeColumns(List<HyperStreamColumnHandle> columns) {
+        return columns.stream().filter(c -> c.ordinal() >= 0).map(HyperStreamColumnHandle::name).toArray(String[]::new);
+    }
+
+    /**
+     * The native read for a stored split: the rows the pushed constraint passes, with the pushed
+     * distance when Trino reads it, or only the top k by it.
+     */
+    private ArrowReader openStored(NativeTable stored, HyperStreamTableHandle handle, HyperStreamSplit split,
+            List<HyperStreamColumnHandle> columns, int batchRows) {
+        String[] files = split.dataFiles().toArray(String[]::new);
+        String[] names = nativeColumns(columns);
+        String filter = TrinoFilters.toFilter(handle.constraint());
+        VectorDistance distance = handle.distance();
+        if (handle.topK() > 0) {
+            return stored.search(allocator, files, names, filter, distance.search(handle.topK()), batchRows);
+        }
+        if (distance != null && columns.stream().anyMatch(c -> c.ordinal() < 0)) {
+            return stored.scanWithDistances(allocator, files, names, filter, distance.search(1), batchRows);
+        }
+        return stored.scanFiles(allocator, files, names, filter, batchRows);
+    }
+
+    /** For each requested column, its vector in the native batch (the distance comes last). */
+    private static int[] blockPositions(List<HyperStreamColumnHandle> columns) {
+        int tableColumns = (int) columns.stream().filter(c -> c.ordinal() >= 0).count();
+        int[] positions = new int[columns.size()];
+        int next = 0;
+        for (int i = 0; i < positions.length; i++) {
+            positions[i] = columns.get(i).ordinal() >= 0 ? next++ : tableColumns;
+        }
+        return positions;
     }
 
     @Override
@@ -72,11 +113,21 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 return SourcePage.create(rows);
             }
             List<FieldVector> vectors = root.getFieldVectors();
-            Block[] blocks = new Block[vectors.size()];
-            for (int i = 0; i < blocks.length; i++) {
-                FieldVector vector = vectors.get(i);
+            for (FieldVector vector : vectors) {
                 completedBytes += vector.getBufferSize();
-                blocks[i] = ArrowBlocks.toBlock(vector);
+            }
+            if (negateDistance) {
+                // dot_product is the native inner_product distance negated back.
+                Float8Vector distances = (Float8Vector) vectors.get(vectors.size() - 1);
+                for (int i = 0; i < rows; i++) {
+                    if (!distances.isNull(i)) {
+                        distances.set(i, -distances.get(i));
+                    }
+                }
+            }
+            Block[] blocks = new Block[positions.length];
+            for (int i = 0; i < blocks.length; i++) {
+                blocks[i] = ArrowBlocks.toBlock(vectors.get(positions[i]));
             }
             return SourcePage.create(new Page(rows, blocks));
         } catch (IOException e) {

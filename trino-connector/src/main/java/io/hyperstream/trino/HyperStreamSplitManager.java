@@ -35,9 +35,13 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
                     return handle.snapshotId() < 0 ? new String[0] : stored.dataFiles(handle.snapshotId(), -1);
                 }
             });
+            if (handle.topK() > 0) {
+                // The top-k is global: one split searches every file (in parallel, natively).
+                return new FixedSplitSource(List.of(new HyperStreamSplit(0, 0, List.of(files))));
+            }
             List<ConnectorSplit> splits = new ArrayList<>(files.length);
             for (String file : files) {
-                splits.add(new HyperStreamSplit(0, 0, file));
+                splits.add(new HyperStreamSplit(0, 0, List.of(file)));
             }
             return new FixedSplitSource(splits);
         }

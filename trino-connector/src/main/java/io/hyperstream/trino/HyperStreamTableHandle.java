@@ -6,10 +6,16 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.predicate.TupleDomain;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A table of the catalog: a stored table ({@code location} and the snapshot read, -1 for an empty
- * table) or, when {@code location} is null, the generated sample table and its parameters.
+ * table) or, when {@code location} is null, the generated sample table and its parameters. A stored
+ * table's handle also carries what was pushed into its scan: the {@code constraint} the native scan
+ * enforces, the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
+ * only the {@code topK} rows nearest by that distance are read.
  */
 public record HyperStreamTableHandle(
         @JsonProperty("schemaName") String schemaName,
@@ -18,16 +24,43 @@ public record HyperStreamTableHandle(
         @JsonProperty("dimension") int dimension,
         @JsonProperty("seed") long seed,
         @JsonProperty("location") String location,
-        @JsonProperty("snapshotId") long snapshotId)
+        @JsonProperty("snapshotId") long snapshotId,
+        @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
+        @JsonProperty("distance") VectorDistance distance,
+        @JsonProperty("topK") long topK)
         implements ConnectorTableHandle {
     @JsonCreator
     public HyperStreamTableHandle {
         requireNonNull(schemaName, "schemaName is null");
         requireNonNull(tableName, "tableName is null");
+        constraint = constraint == null ? TupleDomain.all() : constraint;
+        if (topK > 0 && distance == null) {
+            throw new IllegalArgumentException("a top-k needs a distance");
+        }
     }
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
-        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId);
+        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
+                TupleDomain.all(), null, 0);
+    }
+
+    static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, 0);
+    }
+
+    HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint) {
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+                newConstraint, distance, topK);
+    }
+
+    HyperStreamTableHandle withDistance(VectorDistance newDistance) {
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+                constraint, newDistance, topK);
+    }
+
+    HyperStreamTableHandle withTopK(long k) {
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+                constraint, distance, k);
     }
 
     public boolean isStored() {
@@ -36,5 +69,25 @@ public record HyperStreamTableHandle(
 
     public SchemaTableName toSchemaTableName() {
         return new SchemaTableName(schemaName, tableName);
+    }
+
+    /** What EXPLAIN shows: the table, its snapshot and everything pushed into the scan. */
+    @Override
+    public String toString() {
+        if (!isStored()) {
+            return schemaName + "." + tableName + " (sample, " + rows + " rows)";
+        }
+        List<String> parts = new ArrayList<>();
+        parts.add(schemaName + "." + tableName + "@" + snapshotId);
+        if (!constraint.isAll()) {
+            parts.add("filter=" + TrinoFilters.toFilter(constraint));
+        }
+        if (distance != null) {
+            parts.add("distance=" + distance);
+        }
+        if (topK > 0) {
+            parts.add("nativeTopK=" + topK + " nearest by " + distance.function());
+        }
+        return String.join(" ", parts);
     }
 }

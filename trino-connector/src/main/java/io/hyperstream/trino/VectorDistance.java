@@ -1,0 +1,141 @@
+package io.hyperstream.trino;
+
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.hyperstream.jni.VectorSearch;
+import io.trino.spi.block.Block;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.expression.Call;
+import io.trino.spi.expression.ConnectorExpression;
+import io.trino.spi.expression.Constant;
+import io.trino.spi.expression.StandardFunctions;
+import io.trino.spi.expression.Variable;
+import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.DoubleType;
+import io.trino.spi.type.RealType;
+import io.trino.spi.type.Type;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A distance between a vector column and a constant query vector that the native scan computes:
+ * Trino's {@code euclidean_distance}, {@code cosine_distance} and {@code dot_product} over
+ * {@code array(real)} / {@code array(double)} columns. {@code dot_product} is native
+ * {@code inner_product} negated back, so larger products still sort first under
+ * {@code ORDER BY ... DESC}.
+ */
+public record VectorDistance(
+        @JsonProperty("function") String function,
+        @JsonProperty("column") String column,
+        @JsonProperty("query") float[] query) {
+    /** Trino function name → native metric. */
+    private static final Map<String, String> METRICS = Map.of(
+            "euclidean_distance", "l2",
+            "cosine_distance", "cosine",
+            "dot_product", "inner_product");
+
+    @JsonCreator
+    public VectorDistance {
+        requireNonNull(function, "function is null");
+        requireNonNull(column, "column is null");
+        requireNonNull(query, "query is null");
+        if (!METRICS.containsKey(function)) {
+            throw new IllegalArgumentException("not a pushed-down distance function: " + function);
+        }
+    }
+
+    /** The native metric. */
+    public String metric() {
+        return METRICS.get(function);
+    }
+
+    /** Whether the native distance is the negation of the function's value (dot_product). */
+    public boolean negated() {
+        return function.equals("dot_product");
+    }
+
+    public VectorSearch search(long k) {
+        return new VectorSearch(column, query, metric(), k);
+    }
+
+    /** The synthetic column the scan fills with this distance. */
+    public HyperStreamColumnHandle columnHandle() {
+        return new HyperStreamColumnHandle("$" + function + "(" + column + ")", DoubleType.DOUBLE, -1, true);
+    }
+
+    /**
+     * The distance {@code expression} computes, when it is one of the functions above applied to a
+     * vector column (possibly cast to {@code array(double)}) and a constant array without nulls.
+     */
+    static Optional<VectorDistance> match(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+        if (!(expression instanceof Call call) || call.getFunctionName().getCatalogSchema().isPresent()
+                || !METRICS.containsKey(call.getFunctionName().getName()) || call.getArguments().size() != 2) {
+            return Optional.empty();
+        }
+        List<ConnectorExpression> args = call.getArguments();
+        for (int side = 0; side < 2; side++) {
+            Optional<HyperStreamColumnHandle> column = vectorColumn(args.get(side), assignments);
+            Optional<float[]> query = constantVector(args.get(1 - side));
+            if (column.isPresent() && query.isPresent()) {
+                return Optional.of(new VectorDistance(call.getFunctionName().getName(), column.get().name(), query.get()));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<HyperStreamColumnHandle> vectorColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {
+        if (e instanceof Call cast && cast.getFunctionName().equals(StandardFunctions.CAST_FUNCTION_NAME)
+                && cast.getArguments().size() == 1) {
+            e = cast.getArguments().get(0);
+        }
+        if (e instanceof Variable variable && assignments.get(variable.getName()) instanceof HyperStreamColumnHandle column
+                && column.ordinal() >= 0 && column.type() instanceof ArrayType array
+                && (array.getElementType() instanceof RealType || array.getElementType() instanceof DoubleType)) {
+            return Optional.of(column);
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<float[]> constantVector(ConnectorExpression e) {
+        if (!(e instanceof Constant constant) || !(constant.getType() instanceof ArrayType array)
+                || !(constant.getValue() instanceof Block block)) {
+            return Optional.empty();
+        }
+        Type element = array.getElementType();
+        float[] query = new float[block.getPositionCount()];
+        for (int i = 0; i < query.length; i++) {
+            if (block.isNull(i)) {
+                return Optional.empty();
+            }
+            if (element instanceof DoubleType) {
+                query[i] = (float) DoubleType.DOUBLE.getDouble(block, i);
+            } else if (element instanceof RealType) {
+                query[i] = RealType.REAL.getFloat(block, i);
+            } else {
+                return Optional.empty();
+            }
+        }
+        return Optional.of(query);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof VectorDistance other && function.equals(other.function) && column.equals(other.column)
+                && Arrays.equals(query, other.query);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * (31 * function.hashCode() + column.hashCode()) + Arrays.hashCode(query);
+    }
+
+    @Override
+    public String toString() {
+        String shown = query.length <= 4 ? Arrays.toString(query) : "[" + query.length + " values]";
+        return function + "(" + column + ", " + shown + ")";
+    }
+}

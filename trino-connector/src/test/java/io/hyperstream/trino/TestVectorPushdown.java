@@ -1,0 +1,216 @@
+package io.hyperstream.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.BatchListReader;
+import io.hyperstream.jni.NativeTable;
+import io.trino.sql.planner.plan.TopNNode;
+import io.trino.sql.query.QueryAssertions;
+import io.trino.testing.DistributedQueryRunner;
+import io.trino.testing.MaterializedRow;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.StringJoiner;
+import java.util.function.LongPredicate;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Vector top-k and filters pushed into the native scan: {@code isFullyPushedDown()} also runs each
+ * query with pushdown disabled and checks that both answers agree.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TestVectorPushdown {
+    private static final int DIM = 16;
+    private static final int FILES = 3;
+    private static final int ROWS_PER_FILE = 1500;
+
+    private DistributedQueryRunner runner;
+    private QueryAssertions assertions;
+    private final float[][] vectors = new float[FILES * ROWS_PER_FILE][DIM];
+    private final float[] query = new float[DIM];
+    private String literal;
+
+    @BeforeAll
+    void start() throws Exception {
+        Random random = new Random(11);
+        for (float[] v : vectors) {
+            for (int j = 0; j < DIM; j++) {
+                v[j] = (float) random.nextGaussian();
+            }
+        }
+        StringJoiner joined = new StringJoiner(", ", "ARRAY[", "]");
+        for (int j = 0; j < DIM; j++) {
+            query[j] = Math.round(random.nextGaussian() * 100) / 100.0f;
+            joined.add(String.format("%.2f", query[j]));
+        }
+        literal = joined.toString();
+        Path root = Files.createTempDirectory("hyperstream-vectors");
+        writeTable(root.resolve("db").resolve("docs").toString());
+        runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
+        runner.installPlugin(new HyperStreamPlugin());
+        runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
+        assertions = new QueryAssertions(runner);
+    }
+
+    @AfterAll
+    void stop() {
+        if (assertions != null) {
+            assertions.close();
+        }
+    }
+
+    private static String category(long id) {
+        return "c" + (id % 10);
+    }
+
+    private void writeTable(String location) {
+        Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
+        Schema schema = new Schema(List.of(
+                new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
+                Field.nullable("category", ArrowType.Utf8.INSTANCE),
+                new Field("embedding", FieldType.notNullable(new ArrowType.FixedSizeList(DIM)), List.of(item))));
+        try (BufferAllocator allocator = Allocators.child("trino-vector-test");
+                NativeTable table = NativeTable.create(location, schema, Map.of(), Map.of(), allocator)) {
+            for (int f = 0; f < FILES; f++) {
+                BatchListReader reader = new BatchListReader(allocator, schema);
+                try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+                    root.allocateNew();
+                    FixedSizeListVector embeddings = (FixedSizeListVector) root.getVector("embedding");
+                    Float4Vector elements = (Float4Vector) embeddings.getDataVector();
+                    for (int i = 0; i < ROWS_PER_FILE; i++) {
+                        int id = f * ROWS_PER_FILE + i;
+                        ((BigIntVector) root.getVector("id")).setSafe(i, id);
+                        ((VarCharVector) root.getVector("category")).setSafe(i, category(id).getBytes(StandardCharsets.UTF_8));
+                        embeddings.setNotNull(i);
+                        for (int j = 0; j < DIM; j++) {
+                            elements.setSafe(i * DIM + j, vectors[id][j]);
+                        }
+                    }
+                    root.setRowCount(ROWS_PER_FILE);
+                    reader.add(root);
+                }
+                table.append(allocator, reader);
+            }
+        }
+    }
+
+    private record Hit(long id, double value) {}
+
+    /** The reference: every row's value of {@code function} in double, sorted, first k. */
+    private List<Hit> reference(String function, LongPredicate keep, boolean descending, int k) {
+        List<Hit> hits = new ArrayList<>();
+        for (int id = 0; id < vectors.length; id++) {
+            if (!keep.test(id)) {
+                continue;
+            }
+            double dot = 0, l2 = 0, nq = 0, nv = 0;
+            for (int j = 0; j < DIM; j++) {
+                double a = vectors[id][j];
+                double b = query[j];
+                dot += a * b;
+                l2 += (a - b) * (a - b);
+                nq += b * b;
+                nv += a * a;
+            }
+            double value = switch (function) {
+                case "euclidean_distance" -> Math.sqrt(l2);
+                case "cosine_distance" -> 1 - dot / Math.sqrt(nq * nv);
+                case "dot_product" -> dot;
+                default -> throw new IllegalArgumentException(function);
+            };
+            hits.add(new Hit(id, value));
+        }
+        Comparator<Hit> order = Comparator.comparingDouble(Hit::value);
+        hits.sort(descending ? order.reversed() : order);
+        return hits.subList(0, k);
+    }
+
+    private void assertAnswer(String sql, List<Hit> want) {
+        List<MaterializedRow> rows = runner.execute(sql).getMaterializedRows();
+        assertEquals(want.size(), rows.size(), sql);
+        for (int i = 0; i < rows.size(); i++) {
+            assertEquals(want.get(i).id(), rows.get(i).getField(0), sql + " rank " + i);
+            assertEquals(want.get(i).value(), (Double) rows.get(i).getField(1), 1e-4, sql + " rank " + i);
+        }
+    }
+
+    @Test
+    void orderByDistanceLimitIsANativeTopK() {
+        for (String function : List.of("cosine_distance", "euclidean_distance")) {
+            String sql = "SELECT id, " + function + "(embedding, " + literal + ") AS d FROM docs ORDER BY d LIMIT 10";
+            assertThat(assertions.query(sql)).isFullyPushedDown();
+            assertAnswer(sql, reference(function, id -> true, false, 10));
+            assertThat(assertions.query("SELECT id FROM docs ORDER BY " + function + "(embedding, " + literal + ") LIMIT 10"))
+                    .isFullyPushedDown();
+        }
+        String dot = "SELECT id, dot_product(embedding, " + literal + ") AS d FROM docs ORDER BY d DESC LIMIT 7";
+        assertThat(assertions.query(dot)).isFullyPushedDown();
+        assertAnswer(dot, reference("dot_product", id -> true, true, 7));
+    }
+
+    @Test
+    void topKUnderAWhereClauseIsFullyPushedAndHonoursTheFilter() {
+        String sql = "SELECT id, cosine_distance(embedding, " + literal + ") AS d FROM docs"
+                + " WHERE category IN ('c3', 'c7') AND id >= 500 ORDER BY d LIMIT 25";
+        assertThat(assertions.query(sql)).isFullyPushedDown();
+        assertAnswer(sql, reference("cosine_distance", id -> (id % 10 == 3 || id % 10 == 7) && id >= 500, false, 25));
+        String explain = (String) runner.execute("EXPLAIN " + sql).getOnlyValue();
+        assertTrue(explain.contains("nativeTopK=25 nearest by cosine_distance"), explain);
+        assertTrue(explain.contains("\"op\":\"in\""), explain);
+    }
+
+    @Test
+    void farthestFirstIsNotPushedButStillRight() {
+        String sql = "SELECT id, euclidean_distance(embedding, " + literal + ") AS d FROM docs ORDER BY d DESC LIMIT 5";
+        assertThat(assertions.query(sql)).isNotFullyPushedDown(TopNNode.class);
+        assertAnswer(sql, reference("euclidean_distance", id -> true, true, 5));
+    }
+
+    @Test
+    void filtersArePushedIntoTheNativeScan() {
+        assertThat(assertions.query("SELECT id FROM docs WHERE category = 'c4' AND id BETWEEN 100 AND 300"))
+                .isFullyPushedDown();
+        assertEquals(20L, runner.execute("SELECT count(*) FROM docs WHERE category = 'c4' AND id BETWEEN 100 AND 300")
+                .getOnlyValue());
+        // A distance computed for every row (no LIMIT) matches the reference too.
+        List<MaterializedRow> rows = runner.execute("SELECT id, cosine_distance(embedding, " + literal
+                + ") FROM docs WHERE id < 50").getMaterializedRows();
+        assertEquals(50, rows.size());
+        for (Hit hit : reference("cosine_distance", id -> id < 50, false, 50)) {
+            MaterializedRow row = rows.stream().filter(r -> (Long) r.getField(0) == hit.id()).findFirst().orElseThrow();
+            assertEquals(hit.value(), (Double) row.getField(1), 1e-4);
+        }
+    }
+
+    @Test
+    void aQueryOfTheWrongDimensionFailsClearly() {
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "SELECT id FROM docs ORDER BY cosine_distance(embedding, ARRAY[1.0, 2.0]) LIMIT 3"));
+        assertTrue(e.getMessage().contains("2 dimensions but the column has 16"), e.getMessage());
+    }
+}
