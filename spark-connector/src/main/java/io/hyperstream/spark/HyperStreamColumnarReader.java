@@ -21,6 +21,8 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
     private final AutoCloseable source;
     private final ArrowReader reader;
     private ColumnarBatch batch;
+    /** How many leading columns of each batch Spark reads (-1: all). */
+    private int columns = -1;
 
     private HyperStreamColumnarReader(String name, AutoCloseable source, Function<BufferAllocator, ArrowReader> open) {
         this.allocator = Allocators.child(name);
@@ -41,12 +43,17 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
                 allocator -> table.scan(allocator, split.start(), split.end(), split.options().batchRows(), split.projection()));
     }
 
-    /** A data file of a stored table. */
+    /** Data files of a stored table: a filtered scan, or a vector search over all of them. */
     static HyperStreamColumnarReader dataFile(PathInputPartition split) {
         NativeTable table = NativeTable.load(split.options().path(), split.options().storage());
-        return new HyperStreamColumnarReader("spark-file", table,
-                allocator -> table.scanFiles(allocator, new String[] {split.dataFile()}, split.columns(),
-                        split.options().batchRows()));
+        int batchRows = split.options().batchRows();
+        VectorOption search = split.search();
+        HyperStreamColumnarReader reader = new HyperStreamColumnarReader("spark-file", table, allocator -> search == null
+                ? table.scanFiles(allocator, split.dataFiles(), split.columns(), split.filter(), batchRows)
+                : table.search(allocator, split.dataFiles(), split.columns(), split.filter(), search.toSearch(), batchRows));
+        // A search always returns _distance last; it is dropped unless the scan asked for it.
+        reader.columns = search != null && !split.distanceColumn() ? split.columns().length : -1;
+        return reader;
     }
 
     @Override
@@ -55,11 +62,11 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
             return false;
         }
         VectorSchemaRoot root = reader.getVectorSchemaRoot();
-        ColumnVector[] columns = new ColumnVector[root.getFieldVectors().size()];
-        for (int i = 0; i < columns.length; i++) {
-            columns[i] = HyperStreamColumnVector.of(root.getVector(i));
+        ColumnVector[] vectors = new ColumnVector[columns < 0 ? root.getFieldVectors().size() : columns];
+        for (int i = 0; i < vectors.length; i++) {
+            vectors[i] = HyperStreamColumnVector.of(root.getVector(i));
         }
-        batch = new ColumnarBatch(columns, root.getRowCount());
+        batch = new ColumnarBatch(vectors, root.getRowCount());
         return true;
     }
 

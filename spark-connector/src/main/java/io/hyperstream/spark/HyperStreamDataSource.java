@@ -4,12 +4,14 @@ import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
 import io.hyperstream.jni.SampleTable;
+import io.hyperstream.jni.VectorSearch;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -38,7 +40,7 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
             PathOptions path = PathOptions.from(options);
             try (BufferAllocator allocator = Allocators.child("spark-schema");
                     NativeTable table = NativeTable.load(path.path(), path.storage())) {
-                return SparkTypes.toStructType(table.schema(allocator));
+                return withDistance(path, SparkTypes.toStructType(table.schema(allocator)));
             }
         }
         SampleOptions sample = SampleOptions.from(options);
@@ -64,9 +66,14 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
     private static StructType tableSchema(PathOptions path, StructType given) {
         try (BufferAllocator allocator = Allocators.child("spark-schema");
                 NativeTable table = NativeTable.load(path.path(), path.storage())) {
-            return SparkTypes.toStructType(table.schema(allocator));
+            return withDistance(path, SparkTypes.toStructType(table.schema(allocator)));
         } catch (NotFoundException missing) {
             return SparkTypes.toStructType(SparkTypes.toArrowSchema(given, path.vectors()));
         }
+    }
+
+    /** A read with the {@code vector.search.*} options also returns each row's {@code _distance}. */
+    private static StructType withDistance(PathOptions path, StructType schema) {
+        return path.search() == null ? schema : schema.add(VectorSearch.DISTANCE_COLUMN, DataTypes.DoubleType, true);
     }
 }

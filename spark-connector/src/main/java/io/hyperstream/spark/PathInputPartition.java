@@ -2,5 +2,10 @@ package io.hyperstream.spark;
 
 import org.apache.spark.sql.connector.read.InputPartition;
 
-/** One data file of a stored table (its native description) and the columns to read. */
-record PathInputPartition(PathOptions options, String dataFile, String[] columns) implements InputPartition {}
+/**
+ * Data files of a stored table (their native descriptions) and how to read them: the columns, the
+ * pushed filter (null for none) and, when {@code search} is set, a native vector search over every
+ * file (its k rows nearest first, with {@code _distance} last when {@code distanceColumn}).
+ */
+record PathInputPartition(PathOptions options, String[] dataFiles, String[] columns, String filter,
+        VectorOption search, boolean distanceColumn) implements InputPartition {}

@@ -17,10 +17,14 @@ import java.util.Map;
  *   <tr><td>vector.&lt;column&gt;.dimension</td><td>on create: store {@code array<float>} column as a vector of this length</td></tr>
  *   <tr><td>batch.rows</td><td>rows per columnar batch, read and write (8192)</td></tr>
  *   <tr><td>storage.&lt;key&gt;</td><td>object-store settings passed to the native library (e.g. storage.aws_endpoint)</td></tr>
+ *   <tr><td>vector.search.column</td><td>read only the rows nearest a query vector in this vector column, nearest first, with their {@code _distance}</td></tr>
+ *   <tr><td>vector.search.query</td><td>the query vector, comma-separated numbers</td></tr>
+ *   <tr><td>vector.search.k</td><td>how many rows (10)</td></tr>
+ *   <tr><td>vector.search.metric</td><td>l2 (default), cosine, inner_product (negated dot product) or l1</td></tr>
  * </table>
  */
 record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
-        HashMap<String, String> storage) implements Serializable {
+        HashMap<String, String> storage, VectorOption search) implements Serializable {
     static boolean isPathRead(Map<String, String> options) {
         return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;
     }
@@ -35,6 +39,10 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         long snapshotId = -1;
         long asOf = -1;
         int batchRows = 8192;
+        String searchColumn = null;
+        String searchQuery = null;
+        String searchMetric = "l2";
+        long searchK = 10;
         for (Map.Entry<String, String> e : options.entrySet()) {
             String key = e.getKey().toLowerCase(Locale.ROOT);
             String value = e.getValue();
@@ -46,6 +54,14 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 asOf = parse(key, value);
             } else if (key.equals(SampleOptions.BATCH_ROWS)) {
                 batchRows = (int) parse(key, value);
+            } else if (key.equals("vector.search.column")) {
+                searchColumn = value;
+            } else if (key.equals("vector.search.query")) {
+                searchQuery = value;
+            } else if (key.equals("vector.search.metric")) {
+                searchMetric = value;
+            } else if (key.equals("vector.search.k")) {
+                searchK = parse(key, value);
             } else if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 // Column names keep their case: take them from the original key.
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".dimension".length());
@@ -54,13 +70,33 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 storage.put(e.getKey().substring("storage.".length()), value);
             } else {
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
-                        + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>");
+                        + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
+                        + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric");
             }
         }
         if (snapshotId >= 0 && asOf >= 0) {
             throw new IllegalArgumentException("give snapshot-id or as-of-timestamp, not both");
         }
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage);
+        if ((searchColumn == null) != (searchQuery == null)) {
+            throw new IllegalArgumentException("a vector search needs both vector.search.column and vector.search.query");
+        }
+        VectorOption search = searchColumn == null ? null
+                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK);
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search);
+    }
+
+    private static float[] parseVector(String value) {
+        String[] parts = value.replace("[", "").replace("]", "").split(",");
+        float[] vector = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                vector[i] = Float.parseFloat(parts[i].trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("option 'vector.search.query' must be comma-separated numbers, got '"
+                        + parts[i].trim() + "' at position " + i, e);
+            }
+        }
+        return vector;
     }
 
     private static String get(Map<String, String> options, String key) {

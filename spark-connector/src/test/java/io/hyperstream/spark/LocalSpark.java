@@ -2,7 +2,10 @@ package io.hyperstream.spark;
 
 import org.apache.spark.sql.SparkSession;
 
-/** The local SparkSession of the tests and the demo: two cores, loopback only, no UI. */
+/**
+ * The local SparkSession of the tests and the demo: two cores, loopback only, no UI, and the
+ * HyperStream catalog (its vector distance functions) as {@code hyperstream}.
+ */
 final class LocalSpark {
     private LocalSpark() {}
 
@@ -14,6 +17,7 @@ final class LocalSpark {
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.sql.catalog.hyperstream", HyperStreamCatalog.class.getName())
                 .getOrCreate();
     }
 }

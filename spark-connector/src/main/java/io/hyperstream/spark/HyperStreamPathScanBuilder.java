@@ -1,0 +1,218 @@
+package io.hyperstream.spark;
+
+import io.hyperstream.jni.Filters;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.VectorSearch;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.NullOrdering;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
+import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Builds the scan of a stored table: column pruning; every predicate {@link SparkFilters} translates
+ * runs in the native scan (reported as fully handled, so Spark keeps no Filter for it); and {@code
+ * ORDER BY <distance>(vector column, constant array) LIMIT k} over the fully filtered scan becomes a
+ * native top-k read in one split, so Spark keeps no Sort either.
+ */
+final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns,
+        SupportsPushDownV2Filters, SupportsPushDownTopN {
+    private final PathOptions options;
+    private final StructType schema;
+    private StructType readSchema;
+    private final List<Predicate> pushed = new ArrayList<>();
+    private final List<String> filters = new ArrayList<>();
+    private VectorOption topK;
+
+    HyperStreamPathScanBuilder(PathOptions options, StructType schema) {
+        this.options = options;
+        this.schema = schema;
+        this.readSchema = schema;
+        this.topK = options.search();
+    }
+
+    @Override
+    public Predicate[] pushPredicates(Predicate[] predicates) {
+        List<Predicate> rest = new ArrayList<>();
+        for (Predicate predicate : predicates) {
+            Optional<String> filter = SparkFilters.translate(predicate, tableColumns());
+            if (filter.isPresent()) {
+                pushed.add(predicate);
+                filters.add(filter.get());
+            } else {
+                rest.add(predicate);
+            }
+        }
+        return rest.toArray(Predicate[]::new);
+    }
+
+    @Override
+    public Predicate[] pushedPredicates() {
+        return pushed.toArray(Predicate[]::new);
+    }
+
+    @Override
+    public void pruneColumns(StructType requiredSchema) {
+        readSchema = requiredSchema;
+    }
+
+    /** The table's own columns (without the {@code _distance} a search option adds). */
+    private StructType tableColumns() {
+        return options.search() == null ? schema
+                : new StructType(Arrays.stream(schema.fields())
+                        .filter(f -> !f.name().equals(VectorSearch.DISTANCE_COLUMN)).toArray(StructField[]::new));
+    }
+
+    @Override
+    public boolean pushTopN(SortOrder[] orders, int limit) {
+        if (topK != null || orders.length != 1 || limit <= 0 || limit > 100_000) {
+            return false;
+        }
+        Optional<VectorOption> search = distanceOrder(orders[0], limit);
+        search.ifPresent(s -> topK = s);
+        return search.isPresent();
+    }
+
+    @Override
+    public boolean isPartiallyPushed() {
+        return false;
+    }
+
+    /**
+     * The native search {@code order} asks for: nearest first, and rows without a vector (null
+     * distance) last, which is also what NULLS FIRST means when the column holds no nulls (Spark's
+     * default for ascending order).
+     */
+    private Optional<VectorOption> distanceOrder(SortOrder order, int limit) {
+        if (!(order.expression() instanceof UserDefinedScalarFunc call) || !VectorFunctions.isDistance(call.name())
+                || call.children().length != 2) {
+            return Optional.empty();
+        }
+        SortDirection nearestFirst = VectorFunctions.largerIsNearer(call.name()) ? SortDirection.DESCENDING : SortDirection.ASCENDING;
+        if (order.direction() != nearestFirst) {
+            return Optional.empty();
+        }
+        for (int side = 0; side < 2; side++) {
+            Optional<String> column = vectorColumn(call.children()[side]);
+            Optional<float[]> query = constantVector(call.children()[1 - side]);
+            boolean nullsRight = order.nullOrdering() == NullOrdering.NULLS_LAST
+                    || column.isPresent() && !tableColumns().apply(column.get()).nullable();
+            if (column.isPresent() && query.isPresent() && nullsRight) {
+                return Optional.of(new VectorOption(call.name(), column.get(), query.get(),
+                        VectorFunctions.METRICS.get(call.name()), limit));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private Optional<String> vectorColumn(Expression e) {
+        if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
+            return Optional.empty();
+        }
+        for (StructField field : tableColumns().fields()) {
+            if (field.name().equals(ref.fieldNames()[0]) && field.dataType() instanceof ArrayType array
+                    && array.elementType() instanceof FloatType) {
+                return Optional.of(field.name());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<float[]> constantVector(Expression e) {
+        if (!(e instanceof Literal<?> literal) || !(literal.value() instanceof ArrayData array)
+                || !(literal.dataType() instanceof ArrayType type)) {
+            return Optional.empty();
+        }
+        try {
+            double[] values = VectorFunctions.toDoubles(array, type.elementType());
+            float[] query = new float[values.length];
+            for (int i = 0; i < values.length; i++) {
+                query[i] = (float) values[i];
+            }
+            return Optional.of(query);
+        } catch (IllegalArgumentException nullOrNonNumeric) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Scan build() {
+        String filter = filters.isEmpty() ? null : Filters.and(filters);
+        return new Read(readSchema, filter, topK);
+    }
+
+    /** The planned read. */
+    private final class Read implements Scan, Batch {
+        private final StructType readSchema;
+        private final String filter;
+        private final VectorOption search;
+
+        Read(StructType readSchema, String filter, VectorOption search) {
+            this.readSchema = readSchema;
+            this.filter = filter;
+            this.search = search;
+        }
+
+        @Override
+        public StructType readSchema() {
+            return readSchema;
+        }
+
+        @Override
+        public String description() {
+            String at = options.snapshotId() >= 0 ? " snapshot=" + options.snapshotId()
+                    : options.asOfMillis() >= 0 ? " as-of=" + options.asOfMillis() : "";
+            return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
+                    + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search);
+        }
+
+        @Override
+        public Batch toBatch() {
+            return this;
+        }
+
+        @Override
+        public InputPartition[] planInputPartitions() {
+            boolean distance = Arrays.asList(readSchema.fieldNames()).contains(VectorSearch.DISTANCE_COLUMN)
+                    && options.search() != null;
+            String[] columns = Arrays.stream(readSchema.fieldNames())
+                    .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
+            String[] files;
+            try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                files = table.dataFiles(options.snapshotId(), options.asOfMillis());
+            }
+            if (search != null) {
+                // A global top-k: one split searches every file (in parallel, natively) and merges.
+                return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance)};
+            }
+            return Arrays.stream(files)
+                    .map(file -> new PathInputPartition(options, new String[] {file}, columns, filter, null, false))
+                    .toArray(InputPartition[]::new);
+        }
+
+        @Override
+        public PartitionReaderFactory createReaderFactory() {
+            return new HyperStreamReaderFactory();
+        }
+    }
+}

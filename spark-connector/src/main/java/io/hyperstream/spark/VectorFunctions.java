@@ -1,0 +1,170 @@
+package io.hyperstream.spark;
+
+import java.util.Map;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
+import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The vector distance functions, as Spark V2 functions: {@code l2_distance}, {@code cosine_distance},
+ * {@code l1_distance} (smaller is nearer) and {@code inner_product} (the dot product, larger is
+ * nearer), over two numeric arrays of the same length. Spark evaluates them itself where they are not
+ * pushed (in Java, in double precision: the reference the native top-k is tested against); {@code
+ * ORDER BY <function>(column, <constant array>) LIMIT k} over a HyperStream scan becomes a native
+ * top-k instead ({@link HyperStreamPathScanBuilder#pushTopN}).
+ */
+final class VectorFunctions {
+    private VectorFunctions() {}
+
+    /** Function name → native metric. */
+    static final Map<String, String> METRICS = Map.of(
+            "l2_distance", "l2",
+            "cosine_distance", "cosine",
+            "l1_distance", "l1",
+            "inner_product", "inner_product");
+
+    static boolean isDistance(String name) {
+        return METRICS.containsKey(name);
+    }
+
+    /** Whether nearest-first is descending for this function (inner_product, the native distance negated). */
+    static boolean largerIsNearer(String name) {
+        return name.equals("inner_product");
+    }
+
+    static UnboundFunction unbound(String name) {
+        if (!isDistance(name)) {
+            throw new IllegalArgumentException("unknown HyperStream function '" + name + "'; known: " + METRICS.keySet());
+        }
+        return new UnboundFunction() {
+            @Override
+            public BoundFunction bind(StructType inputType) {
+                if (inputType.fields().length != 2) {
+                    throw new UnsupportedOperationException(name + " takes two arrays, got " + inputType.fields().length + " arguments");
+                }
+                DataType[] types = new DataType[2];
+                for (int i = 0; i < 2; i++) {
+                    types[i] = inputType.fields()[i].dataType();
+                    if (!(types[i] instanceof ArrayType array) || !isNumeric(array.elementType())) {
+                        throw new UnsupportedOperationException(name + " takes numeric arrays, got " + types[i].simpleString());
+                    }
+                }
+                return new Distance(name, types);
+            }
+
+            @Override
+            public String description() {
+                return name + "(array, array): the " + METRICS.get(name) + " distance between two vectors";
+            }
+
+            @Override
+            public String name() {
+                return name;
+            }
+        };
+    }
+
+    private static boolean isNumeric(DataType type) {
+        return type instanceof FloatType || type instanceof DoubleType || type instanceof DecimalType
+                || type instanceof IntegerType || type instanceof LongType;
+    }
+
+    /** The elements of a numeric array as doubles. */
+    static double[] toDoubles(ArrayData array, DataType elementType) {
+        double[] out = new double[array.numElements()];
+        for (int i = 0; i < out.length; i++) {
+            if (array.isNullAt(i)) {
+                throw new IllegalArgumentException("vector holds a null at position " + i);
+            }
+            if (elementType instanceof FloatType) {
+                out[i] = array.getFloat(i);
+            } else if (elementType instanceof DoubleType) {
+                out[i] = array.getDouble(i);
+            } else if (elementType instanceof IntegerType) {
+                out[i] = array.getInt(i);
+            } else if (elementType instanceof LongType) {
+                out[i] = array.getLong(i);
+            } else if (elementType instanceof DecimalType d) {
+                out[i] = array.getDecimal(i, d.precision(), d.scale()).toDouble();
+            } else {
+                throw new IllegalArgumentException("not a numeric element type: " + elementType);
+            }
+        }
+        return out;
+    }
+
+    /** One bound distance function; null when either vector is null. */
+    static final class Distance implements ScalarFunction<Double> {
+        private static final long serialVersionUID = 1L;
+        private final String name;
+        private final DataType[] inputTypes;
+
+        Distance(String name, DataType[] inputTypes) {
+            this.name = name;
+            this.inputTypes = inputTypes;
+        }
+
+        @Override
+        public DataType[] inputTypes() {
+            return inputTypes;
+        }
+
+        @Override
+        public DataType resultType() {
+            return DataTypes.DoubleType;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public String canonicalName() {
+            return "hyperstream." + name;
+        }
+
+        @Override
+        public Double produceResult(InternalRow input) {
+            if (input.isNullAt(0) || input.isNullAt(1)) {
+                return null;
+            }
+            double[] a = toDoubles(input.getArray(0), ((ArrayType) inputTypes[0]).elementType());
+            double[] b = toDoubles(input.getArray(1), ((ArrayType) inputTypes[1]).elementType());
+            if (a.length != b.length) {
+                throw new IllegalArgumentException(name + ": vectors of " + a.length + " and " + b.length + " dimensions");
+            }
+            return distance(name, a, b);
+        }
+    }
+
+    /** The definition of every function, in double precision. */
+    static double distance(String name, double[] a, double[] b) {
+        double dot = 0, l2 = 0, l1 = 0, na = 0, nb = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += a[i] * b[i];
+            l2 += (a[i] - b[i]) * (a[i] - b[i]);
+            l1 += Math.abs(a[i] - b[i]);
+            na += a[i] * a[i];
+            nb += b[i] * b[i];
+        }
+        return switch (name) {
+            case "l2_distance" -> Math.sqrt(l2);
+            case "l1_distance" -> l1;
+            case "inner_product" -> dot;
+            case "cosine_distance" -> na == 0 || nb == 0 ? 1.0 : Math.min(2.0, Math.max(0.0, 1 - dot / Math.sqrt(na * nb)));
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+}

@@ -1,0 +1,31 @@
+package io.hyperstream.spark;
+
+import static java.util.Objects.requireNonNull;
+
+import io.hyperstream.jni.VectorSearch;
+import java.io.Serializable;
+import java.util.Arrays;
+
+/**
+ * A vector search a Spark scan runs natively: the {@code k} rows whose {@code column} is nearest
+ * {@code query} by the native {@code metric}, from a pushed {@code ORDER BY <distance> LIMIT k} or the
+ * {@code vector.search.*} read options. {@code function} names what Spark called it (for plans).
+ */
+record VectorOption(String function, String column, float[] query, String metric, long k) implements Serializable {
+    VectorOption {
+        requireNonNull(function, "function");
+        requireNonNull(column, "column");
+        requireNonNull(query, "query");
+        requireNonNull(metric, "metric");
+    }
+
+    VectorSearch toSearch() {
+        return new VectorSearch(column, query, metric, k);
+    }
+
+    @Override
+    public String toString() {
+        String shown = query.length <= 4 ? Arrays.toString(query) : "[" + query.length + " values]";
+        return "nativeTopK=" + k + " by " + function + "(" + column + ", " + shown + ")";
+    }
+}
