@@ -43,8 +43,21 @@ public final class SparkDemo {
                 Dataset<Row> stored = spark.read().format("hyperstream").load(path);
                 stored.createOrReplaceTempView("stored");
                 spark.sql("SELECT count(*) AS rows, sum(id) AS sum_id FROM stored").show(false);
-                stored.select("id", "embedding").where("id = 4242").explain();
-                stored.select("id", "embedding").where("id = 4242").show(false);
+                banner("Spark: a filter on the stored table runs in the native scan (filter= in the scan, no Filter node)");
+                Dataset<Row> point = spark.sql("SELECT id, embedding FROM stored WHERE id = 4242");
+                point.explain();
+                point.show(false);
+                String query = "array(0.25, 0.5, 0.75, 0.1)";
+                banner("Spark: vector top-k, ORDER BY hyperstream.cosine_distance(...) LIMIT 5 as a native top-k (no Sort)");
+                Dataset<Row> topK = spark.sql("SELECT id, category, hyperstream.cosine_distance(embedding, " + query
+                        + ") AS distance FROM stored ORDER BY distance LIMIT 5");
+                topK.explain();
+                topK.show(false);
+                banner("Spark: hybrid query, the filter and the top-k both in the native scan");
+                Dataset<Row> hybrid = spark.sql("SELECT id, category, hyperstream.cosine_distance(embedding, " + query
+                        + ") AS distance FROM stored WHERE category = 'cat-3' AND id >= 50000 ORDER BY distance LIMIT 5");
+                hybrid.explain();
+                hybrid.show(false);
             }
             System.out.println("native library loaded from: " + nativeLibraryOrigin());
         } finally {

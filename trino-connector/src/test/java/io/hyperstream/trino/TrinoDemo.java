@@ -42,6 +42,15 @@ public final class TrinoDemo {
                 show(runner, "SHOW TABLES FROM lake.demo");
                 show(runner, "SELECT count(*) AS rows, sum(id) AS sum_id FROM lake.demo.items");
                 show(runner, "SELECT id, embedding FROM lake.demo.items WHERE id = 4242");
+                String query = "ARRAY[0.25, 0.5, 0.75, 0.1]";
+                String topK = "SELECT id, category, cosine_distance(embedding, " + query + ") AS distance"
+                        + " FROM lake.demo.items ORDER BY distance LIMIT 5";
+                show(runner, "EXPLAIN " + topK);
+                show(runner, topK);
+                String hybrid = "SELECT id, category, cosine_distance(embedding, " + query + ") AS distance"
+                        + " FROM lake.demo.items WHERE category = 'cat-3' AND id >= 50000 ORDER BY distance LIMIT 5";
+                show(runner, "EXPLAIN " + hybrid);
+                show(runner, hybrid);
                 long first = (Long) runner.execute("SELECT min_by(snapshot_id, committed_at) FROM lake.demo.\"items$snapshots\"")
                         .getOnlyValue();
                 show(runner, "SELECT count(*) AS rows_at_first_snapshot FROM lake.demo.items FOR VERSION AS OF " + first);
