@@ -142,6 +142,9 @@ class SparkVectorTest {
         assertTrue(plan.contains("filter="), plan);
         assertFalse(plan.contains("Filter "), plan);
         assertEquals(20, df.count());
+        Dataset<Row> prefix = spark.sql("SELECT id FROM docs WHERE category LIKE 'c1%' OR id IS NULL");
+        assertTrue(plan(prefix).contains("starts_with"), plan(prefix));
+        assertEquals(ROWS / 10, prefix.count());
         // A predicate the native side does not take stays with Spark, and the answer is still right.
         assertEquals(ROWS / 10, spark.sql("SELECT id FROM docs WHERE substring(category, 2) = '4'").count());
     }
