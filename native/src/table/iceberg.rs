@@ -403,8 +403,8 @@ impl Table {
         let (read, output) = self.read_set(columns, &extra)?;
         let read_schema = schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let output_schema = read_schema.project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
-        let empty = || Hits::new(Hits::schema_for(&output_schema).expect("checked below"), search.k);
-        Hits::schema_for(&output_schema)?;
+        let out_schema = Hits::schema_for(&output_schema)?;
+        let empty = || Hits::new(out_schema.clone(), search.k);
         let hits = files
             .into_par_iter()
             .enumerate()

@@ -21,7 +21,7 @@ public final class Filters {
     }
 
     public static String and(List<String> filters) {
-        return filters.size() == 1 ? filters.get(0) : "{\"op\":\"and\",\"args\":" + array(filters) + "}";
+        return combine("and", filters);
     }
 
     public static String and(String... filters) {
@@ -29,7 +29,7 @@ public final class Filters {
     }
 
     public static String or(List<String> filters) {
-        return filters.size() == 1 ? filters.get(0) : "{\"op\":\"or\",\"args\":" + array(filters) + "}";
+        return combine("or", filters);
     }
 
     public static String or(String... filters) {
@@ -86,8 +86,12 @@ public final class Filters {
         return "{\"op\":\"" + op + "\",\"column\":" + quote(column) + ",\"value\":" + literal(value) + "}";
     }
 
-    private static String array(List<String> filters) {
-        StringJoiner joined = new StringJoiner(",", "[", "]");
+    /** {@code filters} joined by {@code op}; one filter is itself. */
+    private static String combine(String op, List<String> filters) {
+        if (filters.size() == 1) {
+            return filters.get(0);
+        }
+        StringJoiner joined = new StringJoiner(",", "{\"op\":\"" + op + "\",\"args\":[", "]}");
         filters.forEach(joined::add);
         return joined.toString();
     }
