@@ -607,12 +607,14 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     handle: jlong,
     snapshot_id: jlong,
     as_of_ms: jlong,
+    filter: JString<'l>,
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
+        let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
         let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
-        let files = table.data_files(snapshot)?;
+        let files = table.prune(table.data_files(snapshot)?, filter.as_ref())?;
         data_files_out(env, &files)
     })
 }

@@ -1,12 +1,14 @@
-//! Scans: the predicate model, split planning and Arrow record-batch streams, the form in which every
+//! Scans: the predicate model, file pruning by column statistics, split planning and Arrow record-batch streams, the form in which every
 //! read leaves the library.
 
 mod predicate;
+mod prune;
 mod repeat;
 mod split;
 mod summary;
 
 pub use predicate::{filtered, Predicate};
+pub use prune::{file_may_match, prune_files};
 pub use repeat::RepeatedBatches;
 pub use split::{plan_row_splits, RowSplit};
 pub use summary::{summarize, StreamSummary};

@@ -194,11 +194,12 @@ fn column_of(batch: &RecordBatch, column: &str) -> Result<ArrayRef> {
         .map_err(|_| Error::NotFound(format!("filter column '{column}' is not in the table schema")))
 }
 
-fn compare(batch: &RecordBatch, column: &str, op: Comparison, value: &Value) -> Result<BooleanArray> {
-    let values = column_of(batch, column)?;
+/// `value` as a one-element array of the type a column of `column_type` compares in: the column's
+/// own type, except that an integer column against a fractional literal compares as floats (`x < 1.5`
+/// must keep x = 1). None for a null literal, which compares as unknown.
+pub(crate) fn literal_for(column: &str, column_type: &DataType, value: &Value) -> Result<Option<ArrayRef>> {
     let literal: ArrayRef = match value {
-        // Comparing with NULL is unknown on every row.
-        Value::Null => return Ok(BooleanArray::new_null(batch.num_rows())),
+        Value::Null => return Ok(None),
         Value::Bool(b) => Arc::new(BooleanArray::from(vec![*b])),
         Value::String(s) => Arc::new(StringArray::from(vec![s.as_str()])),
         Value::Number(n) => match n.as_i64() {
@@ -209,15 +210,24 @@ fn compare(batch: &RecordBatch, column: &str, op: Comparison, value: &Value) -> 
             return Err(Error::invalid(format!("filter on '{column}' compares with {value}, which is not a scalar")))
         }
     };
-    // An integer column against a fractional literal compares as floats: `x < 1.5` must keep x = 1.
-    let (values, target) = if values.data_type().is_integer() && literal.data_type() == &DataType::Float64 {
-        (cast(&values, &DataType::Float64)?, DataType::Float64)
+    let target = if column_type.is_integer() && literal.data_type() == &DataType::Float64 {
+        DataType::Float64
     } else {
-        let target = values.data_type().clone();
-        (values, target)
+        column_type.clone()
     };
-    let literal = arrow::compute::cast_with_options(&literal, &target, &arrow::compute::CastOptions { safe: false, ..Default::default() })
+    let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+    let literal = arrow::compute::cast_with_options(&literal, &target, &options)
         .map_err(|e| Error::invalid(format!("filter on '{column}' ({target}) cannot use the value {value}: {e}")))?;
+    Ok(Some(literal))
+}
+
+fn compare(batch: &RecordBatch, column: &str, op: Comparison, value: &Value) -> Result<BooleanArray> {
+    let values = column_of(batch, column)?;
+    let Some(literal) = literal_for(column, values.data_type(), value)? else {
+        // Comparing with NULL is unknown on every row.
+        return Ok(BooleanArray::new_null(batch.num_rows()));
+    };
+    let values = if literal.data_type() != values.data_type() { cast(&values, literal.data_type())? } else { values };
     let literal = Scalar::new(literal);
     Ok(match op {
         Comparison::Eq => cmp::eq(&values, &literal)?,

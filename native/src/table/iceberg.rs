@@ -28,7 +28,7 @@ use super::manifest::{
 };
 use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::schema::{Schema, PARQUET_FIELD_ID};
-use crate::scan::{filtered, BatchStream, Predicate};
+use crate::scan::{filtered, prune_files, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
 use rayon::prelude::*;
 use crate::storage::Storage;
@@ -342,6 +342,14 @@ impl Table {
         }))
     }
 
+    /// The files of `files` that may hold a row `filter` passes, by their column statistics.
+    pub fn prune(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<Vec<DataFile>> {
+        Ok(match filter {
+            Some(filter) => prune_files(files, filter, self.arrow_schema()?.as_ref()),
+            None => files,
+        })
+    }
+
     /// The names of `columns` (every column when `None`) together with the extra columns a read
     /// needs, in table order: the read set and, within it, the positions of `columns`.
     fn read_set(&self, columns: Option<&[String]>, extra: &[String]) -> Result<(Vec<String>, Vec<String>)> {
@@ -369,6 +377,7 @@ impl Table {
         let Some(filter) = filter else {
             return self.scan_files(files, columns, batch_rows);
         };
+        let files = self.prune(files, Some(&filter))?;
         let extra: Vec<String> = filter.columns().into_iter().collect();
         let (read, output) = self.read_set(columns, &extra)?;
         let inner = self.scan_files(files, Some(&read), batch_rows)?;
@@ -380,6 +389,7 @@ impl Table {
     /// last `_distance` column: each row's distance from `search.query` (`search.k` is not used).
     pub fn scan_with_distances(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<BatchStream> {
         let query = search.prepare(self.arrow_schema()?.as_ref())?;
+        let files = self.prune(files, filter.as_ref())?;
         let mut extra: Vec<String> = filter.as_ref().map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
         let (read, output) = self.read_set(columns, &extra)?;
@@ -398,6 +408,7 @@ impl Table {
     pub fn search(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<&Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<RecordBatch> {
         let schema = self.arrow_schema()?;
         let query = search.prepare(&schema)?;
+        let files = self.prune(files, filter)?;
         let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
         let (read, output) = self.read_set(columns, &extra)?;
@@ -872,6 +883,117 @@ mod tests {
         let empty = Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         let search = VectorSearch { column: "embedding".into(), query, metric: Metric::L2, k: 3 };
         assert_eq!(empty.search(Vec::new(), None, None, &search, 16).unwrap().num_rows(), 0);
+    }
+
+    /// A small deterministic generator (SplitMix64) for the property tests.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn random_predicate(rng: &mut Rng, depth: u32) -> Predicate {
+        let column = ["k", "b", "s", "x"][rng.below(4) as usize].to_owned();
+        let value = |rng: &mut Rng, column: &str| -> serde_json::Value {
+            match column {
+                "k" => serde_json::json!(rng.below(1200) as i64 - 100),
+                "b" => if rng.below(10) == 0 { serde_json::json!(rng.below(50) as f64 + 0.5) } else { serde_json::json!(rng.below(60) as i64) },
+                "s" => serde_json::json!(format!("s{}", rng.below(40))),
+                _ => serde_json::json!((rng.below(2000) as f64 - 1000.0) / 10.0),
+            }
+        };
+        if depth > 0 && rng.below(3) == 0 {
+            let args = (0..1 + rng.below(3)).map(|_| random_predicate(rng, depth - 1)).collect();
+            return match rng.below(3) {
+                0 => Predicate::And { args },
+                1 => Predicate::Or { args },
+                _ => Predicate::Not { arg: Box::new(random_predicate(rng, depth - 1)) },
+            };
+        }
+        let v = value(rng, &column);
+        match rng.below(11) {
+            0 => Predicate::Eq { column, value: v },
+            1 => Predicate::Ne { column, value: v },
+            2 => Predicate::Lt { column, value: v },
+            3 => Predicate::Le { column, value: v },
+            4 => Predicate::Gt { column, value: v },
+            5 => Predicate::Ge { column, value: v },
+            6 => Predicate::In { values: (0..3).map(|_| value(rng, &column)).collect(), column },
+            7 => Predicate::IsNull { column },
+            8 => Predicate::NotNull { column },
+            9 => Predicate::StartsWith { column: "s".into(), prefix: format!("s{}", rng.below(5)) },
+            _ => Predicate::Eq { column, value: serde_json::Value::Null },
+        }
+    }
+
+    #[test]
+    fn pruned_scans_return_exactly_the_rows_of_a_full_scan_filtered_after() {
+        use arrow::array::{Float64Array, Int32Array};
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(ArrowSchema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("b", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+        ]));
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut rng = Rng(7);
+        // Ten files, each a band of k (so bounds prune), with nulls, all-null and constant columns in some.
+        for f in 0..10i64 {
+            let n = 50 + rng.below(50) as usize;
+            let k: Vec<i64> = (0..n).map(|_| f * 100 + rng.below(100) as i64).collect();
+            let b: Vec<Option<i32>> = (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| if f == 5 { 7 } else { rng.below(60) as i32 })).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", f * 3 + rng.below(10) as i64))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from(k)),
+                    Arc::new(Int32Array::from(b)),
+                    Arc::new(StringArray::from(s)),
+                    Arc::new(Float64Array::from(x)),
+                ],
+            )
+            .unwrap();
+            table.append(RecordBatchIterator::new(vec![Ok(batch)], schema.clone())).unwrap();
+        }
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let keys = |stream: BatchStream| {
+            let mut out: Vec<(i64, Option<i32>)> = stream
+                .flat_map(|b| {
+                    let b = b.unwrap();
+                    let k = b.column(0).as_primitive::<Int64Type>().clone();
+                    let bb = b.column(1).as_primitive::<Int32Type>().clone();
+                    (0..b.num_rows()).map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)))).collect::<Vec<_>>()
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let (mut pruned_total, mut kept_total) = (0, 0);
+        for _ in 0..400 {
+            let predicate = random_predicate(&mut rng, 2);
+            // The slow twin: every row of every file, the filter applied after.
+            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+            let kept = table.prune(files.clone(), Some(&predicate)).unwrap();
+            pruned_total += files.len() - kept.len();
+            kept_total += kept.len();
+            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 64).unwrap());
+            assert_eq!(got, want, "{}", predicate.to_json());
+        }
+        // Pruning did something, and not everything.
+        assert!(pruned_total > 1000 && kept_total > 500, "pruned {pruned_total}, kept {kept_total}");
     }
 
     #[test]

@@ -199,7 +199,8 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
             String[] files;
             try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                files = table.dataFiles(options.snapshotId(), options.asOfMillis());
+                // Files whose statistics rule the filter out are never planned.
+                files = table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
             }
             if (search != null) {
                 // A global top-k: one split searches every file (in parallel, natively) and merges.

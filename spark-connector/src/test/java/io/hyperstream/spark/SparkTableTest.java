@@ -65,6 +65,10 @@ class SparkTableTest {
 
         long before = spark.read().format("hyperstream").option("as-of-timestamp", between).load(path).count();
         assertEquals(1000, before);
+        // Each write task wrote one band of ids: a selective filter plans only the files that may match.
+        Dataset<Row> selective = table.where("id >= 1100 AND id < 1150");
+        assertEquals(1, selective.javaRDD().getNumPartitions(), "files outside the bounds are pruned");
+        assertEquals(50, selective.count());
         String plan = table.select("id").queryExecution().executedPlan().toString();
         assertTrue(plan.contains("HyperStreamScan " + path + " columns=[id]"), plan);
     }

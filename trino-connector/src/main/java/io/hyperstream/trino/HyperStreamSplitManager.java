@@ -32,7 +32,9 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         if (handle.isStored()) {
             String[] files = nativeCall(() -> {
                 try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
-                    return handle.snapshotId() < 0 ? new String[0] : stored.dataFiles(handle.snapshotId(), -1);
+                    // Files whose statistics rule the pushed filter out get no split.
+                    return handle.snapshotId() < 0 ? new String[0]
+                            : stored.dataFiles(handle.snapshotId(), -1, TrinoFilters.toFilter(handle.constraint()));
                 }
             });
             if (handle.topK() > 0) {

@@ -68,6 +68,11 @@ class TestStoredTables {
         assertEquals(1350L, totals.getField(2));
         assertEquals(500L, totals.getField(3));
         assertEquals(1000L, runner.execute("SELECT count(*) FROM events FOR VERSION AS OF " + firstSnapshot).getOnlyValue());
+        // Pushed filters prune whole files by their bounds (the first commit holds ids below 1000).
+        MaterializedRow late = runner.execute("SELECT count(*), sum(id) FROM events WHERE id >= 1200 AND category IS NOT NULL")
+                .getMaterializedRows().get(0);
+        assertEquals(270L, late.getField(0));
+        assertEquals(java.util.stream.LongStream.range(1200, 1500).filter(i -> i % 10 != 9).sum(), late.getField(1));
         @SuppressWarnings("unchecked")
         List<Float> vector = (List<Float>) runner.execute("SELECT embedding FROM events WHERE id = 1234").getOnlyValue();
         for (int j = 0; j < DIM; j++) {

@@ -91,7 +91,15 @@ public final class NativeTable extends NativeHandle {
      * form {@link #scanFiles} takes.
      */
     public String[] dataFiles(long snapshotId, long asOfMillis) {
-        return call(h -> dataFilesNative(h, snapshotId, asOfMillis));
+        return dataFiles(snapshotId, asOfMillis, null);
+    }
+
+    /**
+     * As {@link #dataFiles(long, long)}, without the files whose column statistics (bounds, null
+     * counts) show that no row passes {@code filter} (a {@link Filters} predicate; null keeps all).
+     */
+    public String[] dataFiles(long snapshotId, long asOfMillis, String filter) {
+        return call(h -> dataFilesNative(h, snapshotId, asOfMillis, filter));
     }
 
     /** Streams the given data files with {@code columns} (all when null). */
@@ -196,7 +204,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
-    private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis);
+    private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
 
     private static native void readFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
             String vectorColumn, float[] query, String metric, long k, int batchRows, long streamAddress);

@@ -1,0 +1,187 @@
+//! File pruning: whether a data file may hold a row a predicate passes, from the column statistics its
+//! manifest entry carries (lower and upper bounds, value and null counts). The answer is conservative:
+//! `false` only when no row can pass; missing or unusable statistics keep the file. Float bounds
+//! prune only `=`, `<` and `<=` (NaN is outside every bound and passes the others).
+
+use std::cmp::Ordering;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{
+    DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema, TimestampMicrosecondType,
+};
+use serde_json::Value;
+
+use super::predicate::{literal_for, Predicate};
+use crate::table::manifest::DataFile;
+
+/// A bound or literal in a form that orders like the column's values.
+#[derive(Debug, Clone, PartialEq)]
+enum Key {
+    Int(i64),
+    Float(f64),
+    Bytes(Vec<u8>),
+    Bool(bool),
+}
+
+fn order(a: &Key, b: &Key) -> Option<Ordering> {
+    match (a, b) {
+        (Key::Int(x), Key::Int(y)) => Some(x.cmp(y)),
+        // Floats order as the filter kernels compare them: IEEE 754 total order.
+        (Key::Float(x), Key::Float(y)) => Some(x.total_cmp(y)),
+        (Key::Int(x), Key::Float(y)) => Some((*x as f64).total_cmp(y)),
+        (Key::Float(x), Key::Int(y)) => Some(x.total_cmp(&(*y as f64))),
+        (Key::Bytes(x), Key::Bytes(y)) => Some(x.cmp(y)),
+        (Key::Bool(x), Key::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// A column's statistics in one file.
+struct Stats {
+    lower: Option<Key>,
+    upper: Option<Key>,
+    nulls: Option<i64>,
+    rows: i64,
+    data_type: DataType,
+}
+
+impl Stats {
+    fn of(file: &DataFile, schema: &Schema, column: &str) -> Option<Stats> {
+        let field = schema.field_with_name(column).ok()?;
+        let id: i32 = field.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse().ok()?;
+        let decode = |bytes: Option<&Vec<u8>>| bytes.and_then(|b| bound(field.data_type(), b));
+        // A zero bound may stand for -0.0 or +0.0, which total order tells apart: widen it.
+        let widen = |key: Option<Key>, zero: f64| match key {
+            Some(Key::Float(f)) if f == 0.0 => Some(Key::Float(zero)),
+            other => other,
+        };
+        Some(Stats {
+            lower: widen(decode(file.lower_bounds.get(&id)), -0.0),
+            upper: widen(decode(file.upper_bounds.get(&id)), 0.0),
+            nulls: file.null_value_counts.get(&id).copied(),
+            rows: file.record_count,
+            data_type: field.data_type().clone(),
+        })
+    }
+
+    fn all_null(&self) -> bool {
+        self.nulls == Some(self.rows)
+    }
+}
+
+/// A serialized Iceberg bound (single-value binary form) as a key; None for NaN or other types.
+fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
+    let key = match data_type {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => Key::Int(i32::from_le_bytes(bytes.try_into().ok()?) as i64),
+        DataType::Int64 | DataType::Timestamp(..) => Key::Int(i64::from_le_bytes(bytes.try_into().ok()?)),
+        DataType::Float32 => Key::Float(f32::from_le_bytes(bytes.try_into().ok()?) as f64),
+        DataType::Float64 => Key::Float(f64::from_le_bytes(bytes.try_into().ok()?)),
+        DataType::Utf8 | DataType::LargeUtf8 => Key::Bytes(bytes.to_vec()),
+        DataType::Boolean => Key::Bool(*bytes.first()? != 0),
+        _ => return None,
+    };
+    match key {
+        Key::Float(f) if f.is_nan() => None,
+        key => Some(key),
+    }
+}
+
+/// A filter literal as a key of the column's type (or Float for an integer column against a
+/// fractional value). None when it cannot be compared with the statistics; Some(None) for null.
+fn literal(stats: &Stats, column: &str, value: &Value) -> Option<Option<Key>> {
+    let array = match literal_for(column, &stats.data_type, value) {
+        Ok(Some(array)) => array,
+        Ok(None) => return Some(None),
+        Err(_) => return None,
+    };
+    let key = match array.data_type() {
+        DataType::Int8 => Key::Int(array.as_primitive::<Int8Type>().value(0) as i64),
+        DataType::Int16 => Key::Int(array.as_primitive::<Int16Type>().value(0) as i64),
+        DataType::Int32 => Key::Int(array.as_primitive::<Int32Type>().value(0) as i64),
+        DataType::Date32 => Key::Int(array.as_primitive::<Date32Type>().value(0) as i64),
+        DataType::Int64 => Key::Int(array.as_primitive::<Int64Type>().value(0)),
+        DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
+            Key::Int(array.as_primitive::<TimestampMicrosecondType>().value(0))
+        }
+        DataType::Float32 => Key::Float(array.as_primitive::<Float32Type>().value(0) as f64),
+        DataType::Float64 => Key::Float(array.as_primitive::<Float64Type>().value(0)),
+        DataType::Utf8 => Key::Bytes(array.as_string::<i32>().value(0).as_bytes().to_vec()),
+        DataType::Boolean => Key::Bool(array.as_boolean().value(0)),
+        _ => return None,
+    };
+    if array.is_null(0) || matches!(key, Key::Float(f) if f.is_nan()) {
+        return None;
+    }
+    Some(Some(key))
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Whether `file` may hold a row that `predicate` passes, for a table whose columns are `schema`.
+pub fn file_may_match(predicate: &Predicate, file: &DataFile, schema: &Schema) -> bool {
+    match predicate {
+        Predicate::True => true,
+        Predicate::False => false,
+        Predicate::And { args } => args.iter().all(|a| file_may_match(a, file, schema)),
+        Predicate::Or { args } => args.is_empty() || args.iter().any(|a| file_may_match(a, file, schema)),
+        // NOT over bounds would need the complement's statistics; keep the file.
+        Predicate::Not { .. } => true,
+        Predicate::Eq { column, value } => compare_may_match(file, schema, column, Op::Eq, value),
+        Predicate::Ne { column, value } => compare_may_match(file, schema, column, Op::Ne, value),
+        Predicate::Lt { column, value } => compare_may_match(file, schema, column, Op::Lt, value),
+        Predicate::Le { column, value } => compare_may_match(file, schema, column, Op::Le, value),
+        Predicate::Gt { column, value } => compare_may_match(file, schema, column, Op::Gt, value),
+        Predicate::Ge { column, value } => compare_may_match(file, schema, column, Op::Ge, value),
+        Predicate::In { column, values } => values.iter().any(|v| compare_may_match(file, schema, column, Op::Eq, v)),
+        Predicate::IsNull { column } => Stats::of(file, schema, column).is_none_or(|s| s.nulls != Some(0)),
+        Predicate::NotNull { column } => Stats::of(file, schema, column).is_none_or(|s| !s.all_null()),
+        Predicate::StartsWith { column, prefix } => {
+            let Some(stats) = Stats::of(file, schema, column) else { return true };
+            if stats.all_null() {
+                return false;
+            }
+            let p = prefix.as_bytes();
+            // Strings with prefix p lie between p and p followed by anything; the file holds [lower, upper].
+            let below = matches!(&stats.upper, Some(Key::Bytes(hi)) if hi.as_slice() < p);
+            let above = matches!(&stats.lower, Some(Key::Bytes(lo)) if lo.as_slice() > p && !lo.starts_with(p));
+            !(below || above)
+        }
+    }
+}
+
+fn compare_may_match(file: &DataFile, schema: &Schema, column: &str, op: Op, value: &Value) -> bool {
+    let Some(stats) = Stats::of(file, schema, column) else { return true };
+    let Some(literal) = literal(&stats, column, value) else { return true };
+    // A comparison with NULL, or over a column that is all null in this file, passes no row.
+    let Some(v) = literal else { return false };
+    if stats.all_null() {
+        return false;
+    }
+    // Float bounds leave NaN out, and NaN passes `<>`, `>` and `>=` under total order: those keep the file.
+    if matches!(stats.data_type, DataType::Float32 | DataType::Float64) && matches!(op, Op::Ne | Op::Gt | Op::Ge) {
+        return true;
+    }
+    let lower = stats.lower.as_ref().and_then(|lo| order(lo, &v));
+    let upper = stats.upper.as_ref().and_then(|hi| order(hi, &v));
+    match op {
+        Op::Eq => lower != Some(Ordering::Greater) && upper != Some(Ordering::Less),
+        Op::Ne => !(lower == Some(Ordering::Equal) && upper == Some(Ordering::Equal)),
+        Op::Lt => !matches!(lower, Some(Ordering::Greater | Ordering::Equal)),
+        Op::Le => lower != Some(Ordering::Greater),
+        Op::Gt => !matches!(upper, Some(Ordering::Less | Ordering::Equal)),
+        Op::Ge => upper != Some(Ordering::Less),
+    }
+}
+
+/// The files of `files` that may hold a row `predicate` passes.
+pub fn prune_files(files: Vec<DataFile>, predicate: &Predicate, schema: &Schema) -> Vec<DataFile> {
+    files.into_iter().filter(|f| file_may_match(predicate, f, schema)).collect()
+}
