@@ -59,3 +59,9 @@ mod tests {
         assert!(during >= before + (64 << 20) - (1 << 20), "{before} -> {during}");
     }
 }
+
+/// Reports something a caller should know about but that does not stop the work (a damaged sidecar
+/// the answer was computed without): one line on stderr.
+pub fn warn(message: &str) {
+    eprintln!("hyperstream: warning: {message}");
+}

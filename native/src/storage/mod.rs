@@ -21,6 +21,8 @@ pub struct Storage {
     store: Arc<dyn ObjectStore>,
     root: Path,
     location: String,
+    /// The directory of a local location, which [`Storage::map`] memory-maps from.
+    local: Option<std::path::PathBuf>,
 }
 
 impl Storage {
@@ -41,12 +43,13 @@ impl Storage {
                 store: Arc::new(store),
                 root: Path::default(),
                 location: dir.display().to_string(),
+                local: Some(dir),
             });
         }
         let url = Url::parse(location).map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
         let (store, root) = object_store::parse_url_opts(&url, options.iter())
             .map_err(|e| Error::invalid(format!("cannot open {location}: {e}")))?;
-        Ok(Self { store: Arc::from(store), root, location: location.to_owned() })
+        Ok(Self { store: Arc::from(store), root, location: location.to_owned(), local: None })
     }
 
     /// The location as given (local paths made absolute), without a trailing `/`.
@@ -93,6 +96,28 @@ impl Storage {
             let result = self.store.get(&path).await.map_err(|e| self.error(relative, e))?;
             result.bytes().await.map_err(|e| self.error(relative, e))
         })
+    }
+
+    /// The whole of `relative` without copying it when the table is local: the file is memory-mapped
+    /// and only the pages a reader touches are loaded (`populate` loads them all up front, for a
+    /// reader that touches every byte). Fetched like [`Storage::get`] otherwise.
+    pub fn map(&self, relative: &str, populate: bool) -> Result<Bytes> {
+        let Some(dir) = &self.local else {
+            return self.get(relative);
+        };
+        let path = dir.join(relative);
+        let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::NotFound(format!("{} does not exist", self.uri(relative))),
+            _ => io(&path.display().to_string(), e),
+        })?;
+        let mut options = memmap2::MmapOptions::new();
+        if populate {
+            options.populate();
+        }
+        // SAFETY: table files are written once under fresh names and never modified in place; a file
+        // deleted while mapped stays readable until unmapped.
+        let map = unsafe { options.map(&file) }.map_err(|e| io(&path.display().to_string(), e))?;
+        Ok(Bytes::from_owner(map))
     }
 
     /// Whether `relative` exists.

@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::buffer::BooleanBuffer;
+use arrow::compute::take_record_batch;
 use arrow::compute::{cast, max, max_boolean, max_string, min, min_boolean, min_string};
 use arrow::datatypes::{
     DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, Schema as ArrowSchema, SchemaRef,
@@ -17,7 +19,7 @@ use arrow::datatypes::{
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -30,6 +32,9 @@ use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
+use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
+use crate::vector::FloatQuery;
+use crate::runtime::warn;
 use rayon::prelude::*;
 use crate::storage::Storage;
 use crate::{Error, Result};
@@ -142,12 +147,15 @@ impl Table {
     /// removes them when the write is aborted.
     pub fn write_data_file(&self, reader: impl RecordBatchReader) -> Result<DataFile> {
         let schema = self.arrow_schema()?;
-        let (bytes, stats) = write_parquet(&schema, reader)?;
+        let (bytes, stats, sidecars) = write_parquet(&schema, reader)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
         let data_path = format!("data/{}.parquet", uuid::Uuid::new_v4());
         let size = bytes.len() as i64;
+        for sidecar in sidecars {
+            self.storage.put(&sidecar_path(&data_path, sidecar.field_id), sidecar.finish())?;
+        }
         self.storage.put(&data_path, bytes)?;
         Ok(DataFile {
             content: 0,
@@ -178,8 +186,13 @@ impl Table {
 
     /// Deletes uncommitted data files (an aborted write's).
     pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
+        let vector_ids: Vec<i32> = self.vectors().into_keys().collect();
         for file in files {
-            self.storage.delete(self.storage.relative(&file.file_path)?)?;
+            let path = self.storage.relative(&file.file_path)?;
+            self.storage.delete(path)?;
+            for id in &vector_ids {
+                self.storage.delete(&sidecar_path(path, *id))?;
+            }
         }
         Ok(())
     }
@@ -339,6 +352,7 @@ impl Table {
             files: files.into(),
             current: None,
             batch_rows: batch_rows.max(1),
+            selection: None,
         }))
     }
 
@@ -420,12 +434,111 @@ impl Table {
             .into_par_iter()
             .enumerate()
             .map(|(i, file)| {
-                let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
                 // Ordinals: the file's position in the high bits, the row within it in the low 40.
-                search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, (i as u64) << 40)
+                let first = (i as u64) << 40;
+                if let Some(hits) = self.search_sidecar(&file, &output, &out_schema, &query, search, filter, first)? {
+                    return Ok(hits);
+                }
+                let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, first)
             })
             .try_reduce(empty, |a, b| a.merge(b))?;
         hits.finish()
+    }
+
+    /// Searches one data file through the sidecar of its vector column: contiguous vectors, no
+    /// Parquet decoding but of the filter's columns and the k rows found. None when the file has no
+    /// usable sidecar (a file another writer made, or a damaged sidecar, which is reported), so that
+    /// the caller searches the Parquet column instead; the answer is the same either way.
+    #[allow(clippy::too_many_arguments)]
+    fn search_sidecar(
+        &self,
+        file: &DataFile,
+        output: &[String],
+        out_schema: &SchemaRef,
+        query: &FloatQuery,
+        search: &VectorSearch,
+        filter: Option<&Predicate>,
+        first_ordinal: u64,
+    ) -> Result<Option<Hits>> {
+        let schema = self.arrow_schema()?;
+        let Some(id) = schema.field_with_name(&search.column).ok().and_then(field_id) else {
+            return Ok(None);
+        };
+        let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
+        let region = match self.storage.map(&path, true) {
+            Ok(region) => region,
+            Err(Error::NotFound(_)) => return Ok(None),
+            Err(e) => {
+                warn(&format!("vector sidecar {path} unreadable, searching the data file instead: {e}"));
+                return Ok(None);
+            }
+        };
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let sidecar = match Sidecar::parse(&region, rows, query.dimension(), &self.storage.uri(&path)) {
+            Ok(sidecar) => sidecar,
+            Err(e) => {
+                warn(&format!("{e}; searching the data file instead"));
+                return Ok(None);
+            }
+        };
+        let passed = match filter {
+            None => BooleanBuffer::new_set(rows),
+            Some(filter) => {
+                let columns: Vec<String> = filter.columns().into_iter().collect();
+                let mut bits = arrow::array::BooleanBufferBuilder::new(rows);
+                for batch in self.scan_files(vec![file.clone()], Some(&columns), 64 * 1024)? {
+                    let evaluated = filter.evaluate(&batch?)?;
+                    for i in 0..evaluated.len() {
+                        bits.append(evaluated.is_valid(i) && evaluated.value(i));
+                    }
+                }
+                if bits.len() != rows {
+                    return Err(Error::Corrupt(format!("data file {} holds {} rows, its manifest says {rows}", file.file_path, bits.len())));
+                }
+                bits.finish()
+            }
+        };
+        let with_vector = &sidecar.validity & &passed;
+        let mut hits = Hits::new(out_schema.clone(), search.k);
+        hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, |positions| {
+            self.take_rows(file, output, positions)
+        })?;
+        Ok(Some(hits))
+    }
+
+    /// The `columns` of the rows at `positions` (in that order) of one data file, reading only the
+    /// pages that hold them.
+    fn take_rows(&self, file: &DataFile, columns: &[String], positions: &UInt32Array) -> Result<Vec<ArrayRef>> {
+        if columns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sorted: Vec<u32> = positions.values().to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let ranges = sorted.iter().map(|&p| p as usize..p as usize + 1);
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let table_schema = self.arrow_schema()?;
+        let (read, _) = self.read_set(Some(columns), &[])?;
+        let indices = read.iter().map(|n| table_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut scan = TableScan {
+            storage: self.storage.clone(),
+            schema: Arc::new(table_schema.project(&indices)?),
+            files: VecDeque::from([file.clone()]),
+            current: None,
+            batch_rows: sorted.len().max(1),
+            selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
+        };
+        let schema = scan.schema.clone();
+        let batches = scan.by_ref().collect::<std::result::Result<Vec<_>, _>>()?;
+        let found = arrow::compute::concat_batches(&schema, &batches)?;
+        if found.num_rows() != sorted.len() {
+            return Err(Error::Corrupt(format!("data file {} is shorter than its manifest says", file.file_path)));
+        }
+        // Back from file order to the order asked for, and to the column order asked for.
+        let order = UInt32Array::from_iter_values(positions.values().iter().map(|p| sorted.binary_search(p).expect("sorted holds every position") as u32));
+        let found = take_record_batch(&found, &order)?;
+        columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
     }
 }
 
@@ -496,7 +609,8 @@ fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
 }
 
-fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(Bytes, WriteStats)> {
+/// Writes the Parquet file, its statistics and a sidecar of each vector column.
+fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>)> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
         .build();
@@ -509,8 +623,22 @@ fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(
         lower: BTreeMap::new(),
         upper: BTreeMap::new(),
     };
+    let mut sidecars: Vec<(usize, SidecarBuilder)> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match (f.data_type(), field_id(f)) {
+            (DataType::FixedSizeList(item, n), Some(id)) if item.data_type() == &DataType::Float32 => {
+                Some((i, SidecarBuilder::new(id, *n as usize)))
+            }
+            _ => None,
+        })
+        .collect();
     for batch in reader {
         let batch = conform(&batch?, schema)?;
+        for (i, sidecar) in sidecars.iter_mut() {
+            sidecar.append(batch.column(*i).as_ref())?;
+        }
         for (field, column) in schema.fields().iter().zip(batch.columns()) {
             let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) else {
                 continue;
@@ -532,7 +660,7 @@ fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(
         writer.write(&batch).map_err(|e| Error::Internal(format!("parquet write: {e}")))?;
     }
     let bytes = writer.into_inner().map_err(|e| Error::Internal(format!("parquet close: {e}")))?;
-    Ok((Bytes::from(bytes), stats))
+    Ok((Bytes::from(bytes), stats, sidecars.into_iter().map(|(_, s)| s).collect()))
 }
 
 /// Iceberg single-value serialization of a column's min and max, for the types bounds serve.
@@ -600,6 +728,8 @@ struct TableScan {
     files: VecDeque<DataFile>,
     current: Option<(ParquetRecordBatchReader, Vec<Option<usize>>)>,
     batch_rows: usize,
+    /// Rows to read from the (single) file; all when None.
+    selection: Option<RowSelection>,
 }
 
 fn field_id(field: &arrow::datatypes::Field) -> Option<i32> {
@@ -608,7 +738,8 @@ fn field_id(field: &arrow::datatypes::Field) -> Option<i32> {
 
 impl TableScan {
     fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
-        let bytes = self.storage.get(self.storage.relative(&file.file_path)?)?;
+        // Mapped, not read: only the pages of the projected columns and selected rows are touched.
+        let bytes = self.storage.map(self.storage.relative(&file.file_path)?, false)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
         let file_schema = builder.schema().clone();
@@ -623,6 +754,10 @@ impl TableScan {
         wanted.sort_unstable();
         wanted.dedup();
         let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.clone());
+        let builder = match &self.selection {
+            Some(selection) => builder.with_row_selection(selection.clone()),
+            None => builder,
+        };
         let reader = builder
             .with_projection(mask)
             .with_batch_size(self.batch_rows)
@@ -883,6 +1018,45 @@ mod tests {
         let empty = Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         let search = VectorSearch { column: "embedding".into(), query, metric: Metric::L2, k: 3 };
         assert_eq!(empty.search(Vec::new(), None, None, &search, 16).unwrap().num_rows(), 0);
+    }
+
+    #[test]
+    fn search_through_sidecars_equals_search_of_the_parquet_columns_and_damage_only_warns() {
+        use crate::vector::{Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        for range in [0..300, 300..700, 700..1000] {
+            table.append(reader(vec![batch(range)])).unwrap();
+        }
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let sidecars: Vec<std::path::PathBuf> = files
+            .iter()
+            .map(|f| std::path::PathBuf::from(sidecar_path(&f.file_path, 3)))
+            .collect();
+        assert!(sidecars.iter().all(|p| p.exists()), "every append writes a sidecar beside its data file");
+        let filter = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
+        let columns = ["name".to_owned(), "id".to_owned()];
+        let answers = |table: &Table| {
+            [Metric::L2, Metric::Cosine, Metric::InnerProduct]
+                .map(|metric| {
+                    let search = VectorSearch { column: "embedding".into(), query: vec![400.0, 0.5, -380.0], metric, k: 9 };
+                    table.search(files.clone(), Some(&columns), Some(&filter), &search, 100).unwrap()
+                })
+                .to_vec()
+        };
+        let with_sidecars = answers(&table);
+        assert_eq!(with_sidecars[0].num_rows(), 9);
+        assert_eq!(with_sidecars[0].schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), vec!["name", "id", "_distance"]);
+        // One sidecar damaged, one gone: the same answers, from the Parquet columns.
+        std::fs::write(&sidecars[0], b"HSVEC001 truncated").unwrap();
+        std::fs::remove_file(&sidecars[1]).unwrap();
+        assert_eq!(answers(&table), with_sidecars);
+        // Aborting a written file removes its sidecar too.
+        let file = table.write_data_file(reader(vec![batch(5000..5010)])).unwrap();
+        let sidecar = std::path::PathBuf::from(sidecar_path(&file.file_path, 3));
+        assert!(sidecar.exists());
+        table.delete_files(&[file]).unwrap();
+        assert!(!sidecar.exists());
     }
 
     /// A small deterministic generator (SplitMix64) for the property tests.

@@ -1,10 +1,11 @@
 //! Vector search: distance kernels with run-time instruction-set dispatch, metrics, exact top-k and
-//! its merge, search over record-batch streams, and the probe for the GPU backends in this build.
+//! its merge, search over record-batch streams and vector sidecars, and the probe for the GPU backends in this build.
 
 pub mod gpu;
 pub mod kernels;
 pub mod metric;
 pub mod search;
+pub mod sidecar;
 pub mod topk;
 
 pub use metric::{FloatQuery, Metric};

@@ -94,6 +94,40 @@ impl Hits {
         Ok(Arc::new(Schema::new(fields)))
     }
 
+    /// Searches one block of rows (`vectors`, back to back) whose ordinals start at `first_ordinal`:
+    /// the k nearest of the rows in `with_vector`, completed, when fewer, by rows of `passed` that have
+    /// no vector. `take` fetches the output columns of the chosen rows, given their positions.
+    pub fn search_block(
+        &mut self,
+        query: &FloatQuery,
+        vectors: &[f32],
+        with_vector: &BooleanBuffer,
+        passed: &BooleanBuffer,
+        first_ordinal: u64,
+        take: impl FnOnce(&UInt32Array) -> Result<Vec<arrow::array::ArrayRef>>,
+    ) -> Result<()> {
+        let k = self.k;
+        let top = exact_top_k(query, vectors, Some(with_vector), first_ordinal, k);
+        let mut keys: Vec<Key> = top.into_sorted().into_iter().map(|neighbor| Key { null: false, neighbor }).collect();
+        if keys.len() < k {
+            // Fewer than k rows with a vector: rows without one complete the answer.
+            let without = passed & &!with_vector;
+            keys.extend(without.set_indices().take(k - keys.len()).map(|row| Key {
+                null: true,
+                neighbor: Neighbor { distance: f32::NAN, ordinal: first_ordinal + row as u64 },
+            }));
+        }
+        let positions = UInt32Array::from_iter_values(keys.iter().map(|key| (key.neighbor.ordinal - first_ordinal) as u32));
+        let mut columns = take(&positions)?;
+        columns.push(Arc::new(keys.iter().map(|key| (!key.null).then_some(key.neighbor.distance as f64)).collect::<Float64Array>()));
+        let batch = RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(keys.len())),
+        )?;
+        self.add(batch, keys)
+    }
+
     fn add(&mut self, batch: RecordBatch, keys: Vec<Key>) -> Result<()> {
         debug_assert_eq!(batch.num_rows(), keys.len());
         if keys.is_empty() {
@@ -157,20 +191,10 @@ pub fn search_batches(
         let rows = batch.num_rows();
         let (with_vector, passed) = candidates(&batch, vector_index, query.dimension(), filter)?;
         let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
-        let top = exact_top_k(query, &items.values()[..rows * query.dimension()], Some(&with_vector), ordinal, k);
-        let mut keys: Vec<Key> = top.into_sorted().into_iter().map(|neighbor| Key { null: false, neighbor }).collect();
-        if keys.len() < k {
-            // Fewer than k rows with a vector: rows without one complete the answer.
-            let without = &passed & &!&with_vector;
-            keys.extend(without.set_indices().take(k - keys.len()).map(|row| Key {
-                null: true,
-                neighbor: Neighbor { distance: f32::NAN, ordinal: ordinal + row as u64 },
-            }));
-        }
-        let positions = UInt32Array::from_iter_values(keys.iter().map(|key| (key.neighbor.ordinal - ordinal) as u32));
-        let mut columns = take_record_batch(&batch.project(&output_indices)?, &positions)?.columns().to_vec();
-        columns.push(Arc::new(keys.iter().map(|key| (!key.null).then_some(key.neighbor.distance as f64)).collect::<Float64Array>()));
-        hits.add(RecordBatch::try_new(hits.schema.clone(), columns)?, keys)?;
+        let projected = batch.project(&output_indices)?;
+        hits.search_block(query, &items.values()[..rows * query.dimension()], &with_vector, &passed, ordinal, |positions| {
+            Ok(take_record_batch(&projected, positions)?.columns().to_vec())
+        })?;
         ordinal += rows as u64;
     }
     Ok(hits)
