@@ -100,7 +100,7 @@ fn main() {
     let mut table_ms = Vec::new();
     let mut table_agree = 0;
     for (q, want) in queries.chunks_exact(dim).zip(&results) {
-        let search = VectorSearch { column: "embedding".into(), query: q.to_vec(), metric, k };
+        let search = VectorSearch::new("embedding", q.to_vec(), metric, k);
         let start = Instant::now();
         let files = table.data_files(table.metadata().current_snapshot()).expect("files");
         let found = table.search(files, Some(&["id".to_owned()]), None, &search, 8192).expect("search");

@@ -65,3 +65,9 @@ mod tests {
 pub fn warn(message: &str) {
     eprintln!("hyperstream: warning: {message}");
 }
+
+/// Reports the progress of long work (index builds): one line on stderr, which engines keep in
+/// their task and driver logs.
+pub fn progress(message: &str) {
+    eprintln!("hyperstream: {message}");
+}

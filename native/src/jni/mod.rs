@@ -22,7 +22,8 @@ use jni::{Env, EnvUnowned};
 
 use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
-use crate::vector::{check_k, Metric, VectorSearch};
+use crate::vector::hnsw::HnswParams;
+use crate::vector::{check_k, IndexUse, Metric, VectorSearch};
 use crate::table::iceberg::Table;
 use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
@@ -600,6 +601,61 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteFilesNative<'l>
     })
 }
 
+/// Declares an HNSW index on a vector column (`definition`: its JSON, see [`HnswParams`]) and
+/// builds it for every live data file; returns how many files were indexed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+    definition: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let params = HnswParams::from_json(&string(env, &definition)?)?;
+        let column = string(env, &column)?;
+        let indexed = lock(&cell).create_vector_index(&column, params)?;
+        Ok(indexed as jlong)
+    })
+}
+
+/// Drops a column's vector index; returns how many files' graphs were removed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let dropped = lock(&cell).drop_vector_index(&column)?;
+        Ok(dropped as jlong)
+    })
+}
+
+/// The definition (JSON) of a column's vector index, or null when it has none.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_vectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let table = lock(&cell).clone();
+        let (id, _) = table.vector_column(&column)?;
+        Ok(match table.vector_indexes().get(&id) {
+            Some(params) => JString::new(env, params.to_json())?,
+            None => JString::null(),
+        })
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -632,7 +688,8 @@ fn batch_rows_arg(batch_rows: jint) -> usize {
 }
 
 /// Reads data files: every row `filter` passes with `columns` (null: all); with a vector column and
-/// query also each row's `_distance` (k = -1) or only the k nearest rows, nearest first (k > 0).
+/// query also each row's `_distance` (k = -1) or only the k nearest rows, nearest first (k > 0),
+/// through the column's vector index where it has one as `ef_search` says (0: default, -1: exact).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -645,6 +702,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     query: JFloatArray<'l>,
     metric: JString<'l>,
     k: jlong,
+    ef_search: jlong,
     batch_rows: jint,
     stream_address: jlong,
 ) {
@@ -663,12 +721,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         }
         let mut vector = vec![0f32; query.len(env)?];
         query.get_region(env, 0, &mut vector)?;
-        let mut search = VectorSearch {
-            column: string(env, &vector_column)?,
-            query: vector,
-            metric: Metric::parse(&string(env, &metric)?)?,
-            k: 0,
-        };
+        let mut search = VectorSearch::new(string(env, &vector_column)?, vector, Metric::parse(&string(env, &metric)?)?, 0);
+        search.index = IndexUse::from_code(ef_search)?;
         if k == -1 {
             let stream = table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?;
             return export_stream(stream, stream_address);

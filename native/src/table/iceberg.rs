@@ -32,9 +32,10 @@ use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
+use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
-use crate::vector::FloatQuery;
-use crate::runtime::warn;
+use crate::vector::{FloatQuery, Neighbor};
+use crate::runtime::{progress, warn};
 use rayon::prelude::*;
 use crate::storage::Storage;
 use crate::{Error, Result};
@@ -46,6 +47,18 @@ const COMMIT_ATTEMPTS: usize = 20;
 pub fn vector_property(field_id: i32) -> String {
     format!("hyperstream.vector.{field_id}.dimension")
 }
+
+/// Table property that declares a vector column's index, by field id (the JSON of [`HnswParams`]).
+pub fn index_property(field_id: i32) -> String {
+    format!("hyperstream.vector.{field_id}.index")
+}
+
+/// An index search is left for exact search when the filter leaves fewer rows than this many
+/// times ef (exact is then as cheap and has no misses) ...
+const EXACT_BELOW_EF_TIMES: usize = 64;
+/// ... or passes less than this share of the file's rows (a graph walk would wade through rows the
+/// filter refuses).
+const EXACT_BELOW_SHARE: f64 = 0.02;
 
 /// An open table at one metadata version.
 #[derive(Debug, Clone)]
@@ -129,6 +142,101 @@ impl Table {
             .collect()
     }
 
+    /// Declared vector indexes by field id. A definition that does not read is reported and left
+    /// out, so that searches stay exact rather than fail.
+    pub fn vector_indexes(&self) -> HashMap<i32, HnswParams> {
+        self.metadata
+            .properties
+            .iter()
+            .filter_map(|(k, v)| {
+                let id: i32 = k.strip_prefix("hyperstream.vector.")?.strip_suffix(".index")?.parse().ok()?;
+                match HnswParams::from_json(v) {
+                    Ok(params) => Some((id, params)),
+                    Err(e) => {
+                        warn(&format!("table {}: ignoring the index of field {id}: {e}", self.location()));
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The field id and dimension of a float vector column.
+    pub fn vector_column(&self, column: &str) -> Result<(i32, usize)> {
+        let schema = self.arrow_schema()?;
+        let field = schema
+            .field_with_name(column)
+            .map_err(|_| Error::NotFound(format!("vector column '{column}' is not in the table schema")))?;
+        match (field.data_type(), field_id(field)) {
+            (DataType::FixedSizeList(item, n), Some(id)) if item.data_type() == &DataType::Float32 => Ok((id, *n as usize)),
+            (other, _) => Err(Error::invalid(format!("column '{column}' is {other}, not a float vector column"))),
+        }
+    }
+
+    /// Declares an HNSW index on a vector column and builds it for every live data file from its
+    /// vector sidecar (no data file is rewritten; a missing or damaged sidecar is rebuilt from the
+    /// Parquet column first). Files appended from then on are indexed as they are written. Returns
+    /// the number of files indexed.
+    pub fn create_vector_index(&mut self, column: &str, params: HnswParams) -> Result<usize> {
+        let params = params.validate()?;
+        let (id, dimension) = self.vector_column(column)?;
+        let files = self.data_files(self.metadata.current_snapshot())?;
+        for (done, file) in files.iter().enumerate() {
+            let started = std::time::Instant::now();
+            self.index_file(file, column, id, dimension, params)?;
+            progress(&format!(
+                "HNSW index on {}.{column}: file {} of {} ({} rows) built in {:.2} s",
+                self.location(),
+                done + 1,
+                files.len(),
+                file.record_count,
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        self.commit_properties(&[(index_property(id), Some(params.to_json()))])?;
+        Ok(files.len())
+    }
+
+    /// Drops a vector column's index: searches are exact again, and the live files' graphs are
+    /// deleted. Returns the number of files whose graph was deleted.
+    pub fn drop_vector_index(&mut self, column: &str) -> Result<usize> {
+        let (id, _) = self.vector_column(column)?;
+        if !self.metadata.properties.contains_key(&index_property(id)) {
+            return Err(Error::NotFound(format!("column '{column}' has no vector index")));
+        }
+        self.commit_properties(&[(index_property(id), None)])?;
+        let files = self.data_files(self.metadata.current_snapshot())?;
+        for file in &files {
+            self.storage.delete(&hnsw_path(self.storage.relative(&file.file_path)?, id))?;
+        }
+        Ok(files.len())
+    }
+
+    /// Builds and stores the graph of one data file's vector column.
+    fn index_file(&self, file: &DataFile, column: &str, id: i32, dimension: usize, params: HnswParams) -> Result<()> {
+        let path = self.storage.relative(&file.file_path)?.to_owned();
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let side = sidecar_path(&path, id);
+        let stored = match self.storage.map(&side, false) {
+            Ok(region) if Sidecar::parse(&region, rows, dimension, &side).is_ok() => Some(region),
+            _ => None,
+        };
+        let region = match stored {
+            Some(region) => region,
+            None => {
+                let mut builder = SidecarBuilder::new(id, dimension);
+                for batch in self.scan_files(vec![file.clone()], Some(&[column.to_owned()]), 64 * 1024)? {
+                    builder.append(batch?.column(0).as_ref())?;
+                }
+                let bytes = builder.finish();
+                self.storage.put(&side, bytes.clone())?;
+                bytes
+            }
+        };
+        let graph = graph_of(&region, rows, dimension, params, &self.storage.uri(&side))?;
+        self.storage.put(&hnsw_path(&path, id), graph)
+    }
+
     /// The current schema as Arrow (field ids in `PARQUET:field_id`, vectors as fixed-size lists).
     pub fn arrow_schema(&self) -> Result<SchemaRef> {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
@@ -153,8 +261,15 @@ impl Table {
         }
         let data_path = format!("data/{}.parquet", uuid::Uuid::new_v4());
         let size = bytes.len() as i64;
+        let indexes = self.vector_indexes();
         for sidecar in sidecars {
-            self.storage.put(&sidecar_path(&data_path, sidecar.field_id), sidecar.finish())?;
+            let (id, dimension) = (sidecar.field_id, sidecar.dimension());
+            let vectors = sidecar.finish();
+            if let Some(params) = indexes.get(&id) {
+                let graph = graph_of(&vectors, stats.rows as usize, dimension, *params, &data_path)?;
+                self.storage.put(&hnsw_path(&data_path, id), graph)?;
+            }
+            self.storage.put(&sidecar_path(&data_path, id), vectors)?;
         }
         self.storage.put(&data_path, bytes)?;
         Ok(DataFile {
@@ -192,9 +307,46 @@ impl Table {
             self.storage.delete(path)?;
             for id in &vector_ids {
                 self.storage.delete(&sidecar_path(path, *id))?;
+                self.storage.delete(&hnsw_path(path, *id))?;
             }
         }
         Ok(())
+    }
+
+    /// Creates the next metadata version as `next` unless another writer created it first (false).
+    fn try_commit(&mut self, next: TableMetadata) -> Result<bool> {
+        let path = metadata_file(self.version + 1);
+        if !self.storage.put_if_absent(&path, Bytes::from(next.to_json()?))? {
+            return Ok(false);
+        }
+        self.metadata = next;
+        self.version += 1;
+        // The hint only speeds up loading; readers probe past a stale one.
+        let _ = self.storage.put(VERSION_HINT, Bytes::from(self.version.to_string()));
+        Ok(true)
+    }
+
+    /// Commits a metadata version that sets (Some) or removes (None) table properties.
+    fn commit_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
+        for _ in 0..COMMIT_ATTEMPTS {
+            let mut next = self.metadata.clone();
+            for (key, value) in changes {
+                match value {
+                    Some(value) => next.properties.insert(key.clone(), value.clone()),
+                    None => next.properties.remove(key),
+                };
+            }
+            next.metadata_log.push(MetadataLogEntry {
+                timestamp_ms: self.metadata.last_updated_ms,
+                metadata_file: self.storage.uri(&metadata_file(self.version)),
+            });
+            next.last_updated_ms = now_ms().max(self.metadata.last_updated_ms + 1);
+            if self.try_commit(next)? {
+                return Ok(());
+            }
+            self.refresh()?;
+        }
+        Err(Error::CommitConflict(format!("gave up committing to {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
     }
 
     /// Commits a snapshot that adds `added` on top of the current snapshot's files.
@@ -282,12 +434,7 @@ impl Table {
                 ]),
                 schema_id: Some(schema.schema_id),
             });
-            let path = metadata_file(self.version + 1);
-            if self.storage.put_if_absent(&path, Bytes::from(next.to_json()?))? {
-                self.metadata = next;
-                self.version += 1;
-                // The hint only speeds up loading; readers probe past a stale one.
-                let _ = self.storage.put(VERSION_HINT, Bytes::from(self.version.to_string()));
+            if self.try_commit(next)? {
                 return Ok(snapshot_id);
             }
             // Another writer committed this version first: rebase on top of it.
@@ -501,10 +648,58 @@ impl Table {
         };
         let with_vector = &sidecar.validity & &passed;
         let mut hits = Hits::new(out_schema.clone(), search.k);
-        hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, |positions| {
-            self.take_rows(file, output, positions)
-        })?;
+        let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
+        match self.search_graph(file, id, query, search, &sidecar, &with_vector)? {
+            Some(found) => {
+                let found = found.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
+                hits.add_found(found, &with_vector, &passed, first_ordinal, take)?
+            }
+            None => hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, take)?,
+        }
         Ok(Some(hits))
+    }
+
+    /// Searches one file's HNSW graph among the rows of `candidates`, rows numbered within the
+    /// file. None, for exact search instead, when the search asks for exact results, the column has
+    /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
+    /// graph (a file written before the index, or a damaged graph, which is reported).
+    fn search_graph(
+        &self,
+        file: &DataFile,
+        id: i32,
+        query: &FloatQuery,
+        search: &VectorSearch,
+        sidecar: &Sidecar,
+        candidates: &BooleanBuffer,
+    ) -> Result<Option<Vec<Neighbor>>> {
+        let Some(ef) = search.index.ef(search.k) else {
+            return Ok(None);
+        };
+        if self.vector_indexes().get(&id).is_none_or(|p| p.metric != query.metric()) {
+            return Ok(None);
+        }
+        let selected = candidates.count_set_bits();
+        if selected < EXACT_BELOW_EF_TIMES * ef || (selected as f64) < EXACT_BELOW_SHARE * sidecar.rows as f64 {
+            return Ok(None);
+        }
+        let path = hnsw_path(self.storage.relative(&file.file_path)?, id);
+        let region = match self.storage.map(&path, true) {
+            Ok(region) => region,
+            Err(Error::NotFound(_)) => return Ok(None),
+            Err(e) => {
+                warn(&format!("HNSW graph {path} unreadable, searching exactly instead: {e}"));
+                return Ok(None);
+            }
+        };
+        let found = HnswGraph::parse(&region, sidecar.rows, sidecar.dimension, &self.storage.uri(&path))
+            .and_then(|graph| graph.search(query, sidecar.vectors(), search.k, ef, candidates));
+        match found {
+            Ok(found) => Ok(Some(found)),
+            Err(e) => {
+                warn(&format!("{e}; searching exactly instead"));
+                Ok(None)
+            }
+        }
     }
 
     /// The `columns` of the rows at `positions` (in that order) of one data file, reading only the
@@ -540,6 +735,12 @@ impl Table {
         let found = take_record_batch(&found, &order)?;
         columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
     }
+}
+
+/// The stored HNSW graph of the vectors in a sidecar's bytes.
+fn graph_of(sidecar: &[u8], rows: usize, dimension: usize, params: HnswParams, name: &str) -> Result<Bytes> {
+    let sidecar = Sidecar::parse(sidecar, rows, dimension, name)?;
+    Ok(HnswGraph::build(sidecar.vectors(), dimension, &sidecar.validity, params)?.to_bytes())
 }
 
 fn latest_version(storage: &Storage) -> Result<u64> {
@@ -979,7 +1180,7 @@ mod tests {
         // Search: the reference sorts every passing row by its float64 distance, ties by id.
         let query = vec![30.0, 0.5, -31.0];
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
-            let search = VectorSearch { column: "embedding".into(), query: query.clone(), metric, k: 7 };
+            let search = VectorSearch::new("embedding", query.clone(), metric, 7);
             let found = table.search(files(), Some(&["id".to_owned(), "name".to_owned()]), Some(&filter), &search, 16).unwrap();
             assert_eq!(found.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), vec!["id", "name", "_distance"]);
             let mut reference: Vec<(f64, i64)> = want
@@ -997,7 +1198,7 @@ mod tests {
             }
         }
         // Every passing row's distance, which a sort and limit over it would turn into the top-k.
-        let search = VectorSearch { column: "embedding".into(), query: query.clone(), metric: Metric::L2, k: 1 };
+        let search = VectorSearch::new("embedding", query.clone(), Metric::L2, 1);
         let mut every: Vec<(f64, i64)> = table
             .scan_with_distances(files(), Some(&["id".to_owned()]), Some(filter.clone()), &search, 16)
             .unwrap()
@@ -1012,11 +1213,11 @@ mod tests {
         every.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
         let top = table.search(files(), Some(&["id".to_owned()]), Some(&filter), &VectorSearch { k: 5, ..search }, 16).unwrap();
         assert_eq!(top.column(0).as_primitive::<Int64Type>().values().to_vec(), every.iter().take(5).map(|e| e.1).collect::<Vec<_>>());
-        let bad = VectorSearch { column: "name".into(), query: vec![1.0], metric: Metric::L2, k: 3 };
+        let bad = VectorSearch::new("name", vec![1.0], Metric::L2, 3);
         assert!(table.search(files(), None, None, &bad, 16).unwrap_err().to_string().contains("not a float vector column"));
         // An empty table searches to no rows.
         let empty = Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
-        let search = VectorSearch { column: "embedding".into(), query, metric: Metric::L2, k: 3 };
+        let search = VectorSearch::new("embedding", query, Metric::L2, 3);
         assert_eq!(empty.search(Vec::new(), None, None, &search, 16).unwrap().num_rows(), 0);
     }
 
@@ -1039,7 +1240,7 @@ mod tests {
         let answers = |table: &Table| {
             [Metric::L2, Metric::Cosine, Metric::InnerProduct]
                 .map(|metric| {
-                    let search = VectorSearch { column: "embedding".into(), query: vec![400.0, 0.5, -380.0], metric, k: 9 };
+                    let search = VectorSearch::new("embedding", vec![400.0, 0.5, -380.0], metric, 9);
                     table.search(files.clone(), Some(&columns), Some(&filter), &search, 100).unwrap()
                 })
                 .to_vec()
@@ -1057,6 +1258,76 @@ mod tests {
         assert!(sidecar.exists());
         table.delete_files(&[file]).unwrap();
         assert!(!sidecar.exists());
+    }
+
+    #[test]
+    fn vector_indexes_build_without_rewriting_data_answer_searches_and_drop() {
+        use crate::vector::{IndexUse, Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        for range in [0..1000, 1000..2000] {
+            table.append(reader(vec![batch(range)])).unwrap();
+        }
+        let before = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let snapshot = table.metadata().current_snapshot().map(|s| s.snapshot_id);
+        let params = HnswParams { metric: Metric::L2, m: 8, ef_construction: 50 };
+        assert_eq!(table.create_vector_index("embedding", params).unwrap(), 2);
+        assert_eq!(table.metadata().current_snapshot().map(|s| s.snapshot_id), snapshot, "declaring an index adds no snapshot");
+        let graph = |f: &DataFile| std::path::PathBuf::from(hnsw_path(&f.file_path, 3));
+        assert!(before.iter().all(|f| graph(f).exists()));
+        table.append(reader(vec![batch(2000..3000)])).unwrap();
+        let mut table = Table::load(location, &HashMap::new()).unwrap();
+        assert_eq!(table.vector_indexes().get(&3), Some(&params));
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert_eq!(files.len(), 3);
+        assert!(files.iter().all(|f| graph(f).exists()), "appends after the declaration are indexed as written");
+        // The file of the second append (ids 1000..2000), which holds the nearest rows.
+        let middle = files
+            .iter()
+            .find(|f| {
+                let first = table.scan_files(vec![(*f).clone()], Some(&["id".to_owned()]), 1).unwrap().next().unwrap().unwrap();
+                first.column(0).as_primitive::<Int64Type>().value(0) == 1000
+            })
+            .unwrap()
+            .clone();
+
+        let filter = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
+        let ids = |table: &Table, metric: Metric, index: IndexUse, filter: Option<&Predicate>| -> Vec<i64> {
+            let search = VectorSearch { index, ..VectorSearch::new("embedding", vec![1500.0, 0.5, -1500.0], metric, 5) };
+            let found = table.search(files.clone(), Some(&["id".to_owned()]), filter, &search, 100).unwrap();
+            found.column(0).as_primitive::<Int64Type>().values().to_vec()
+        };
+        let exact = ids(&table, Metric::L2, IndexUse::Exact, None);
+        assert_eq!(exact, vec![1500, 1499, 1501, 1498, 1502]);
+        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), exact);
+        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), Some(&filter)), ids(&table, Metric::L2, IndexUse::Exact, Some(&filter)));
+
+        // The graph answers: one that holds only the even rows of the middle file finds only those.
+        let sidecar = std::fs::read(sidecar_path(&middle.file_path, 3)).unwrap();
+        let vectors = Sidecar::parse(&sidecar, 1000, 3, "s").unwrap();
+        let even = BooleanBuffer::collect_bool(1000, |i| i % 2 == 0);
+        let partial = HnswGraph::build(vectors.vectors(), 3, &even, params).unwrap();
+        std::fs::write(graph(&middle), partial.to_bytes()).unwrap();
+        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), vec![1500, 1498, 1502, 1496, 1504]);
+        // Another metric than the index's, or exact asked for: exact search.
+        assert_eq!(ids(&table, Metric::L1, IndexUse::Ef(5), None), ids(&table, Metric::L1, IndexUse::Exact, None));
+        // A damaged graph only warns: the exact answer.
+        std::fs::write(graph(&middle), b"HSHNSW01 but not much more").unwrap();
+        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), exact);
+
+        assert_eq!(table.drop_vector_index("embedding").unwrap(), 3);
+        assert!(files.iter().all(|f| !graph(f).exists()));
+        assert!(table.vector_indexes().is_empty());
+        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), exact);
+        let err = |e: Error| e.to_string();
+        assert!(err(table.drop_vector_index("embedding").unwrap_err()).contains("has no vector index"));
+        assert!(err(table.create_vector_index("name", params).unwrap_err()).contains("not a float vector column"));
+        assert!(err(table.create_vector_index("nope", params).unwrap_err()).contains("'nope' is not in the table schema"));
+        assert!(err(table.create_vector_index("embedding", HnswParams { m: 0, ..params }).unwrap_err()).contains("m must be"));
+        // The data files themselves never changed.
+        let after = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert!(before.iter().all(|b| after.iter().any(|a| a.file_path == b.file_path && a.file_size_in_bytes == b.file_size_in_bytes)));
     }
 
     /// A small deterministic generator (SplitMix64) for the property tests.

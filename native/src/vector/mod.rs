@@ -2,6 +2,7 @@
 //! its merge, search over record-batch streams and vector sidecars, and the probe for the GPU backends in this build.
 
 pub mod gpu;
+pub mod hnsw;
 pub mod kernels;
 pub mod metric;
 pub mod search;
@@ -9,7 +10,7 @@ pub mod sidecar;
 pub mod topk;
 
 pub use metric::{FloatQuery, Metric};
-pub use search::{search_batches, VectorSearch, DISTANCE_COLUMN};
+pub use search::{search_batches, IndexUse, VectorSearch, DISTANCE_COLUMN};
 pub use topk::{check_k, exact_top_k, Neighbor, TopK};
 
 /// Deterministic pseudo-random values in [-1, 1) (SplitMix64), for tests.

@@ -27,9 +27,53 @@ pub struct VectorSearch {
     pub query: Vec<f32>,
     pub metric: Metric,
     pub k: usize,
+    /// Whether a vector index may answer, and how widely it looks.
+    pub index: IndexUse,
+}
+
+/// How a search may use a column's vector index (HNSW): approximate, with a candidate list of `ef`
+/// rows (more finds more of the true nearest, slower), or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexUse {
+    /// The index where the column has one, with `ef` = max(k, [`DEFAULT_EF`]).
+    #[default]
+    Default,
+    /// The index where the column has one, with this `ef` (raised to k).
+    Ef(usize),
+    /// Exact search, index or not.
+    Exact,
+}
+
+/// The candidate list an index search keeps unless told otherwise.
+pub const DEFAULT_EF: usize = 64;
+
+impl IndexUse {
+    /// From the engines' integer form: 0 the default, -1 exact, a positive number the ef.
+    pub fn from_code(code: i64) -> Result<Self> {
+        match code {
+            0 => Ok(IndexUse::Default),
+            -1 => Ok(IndexUse::Exact),
+            n if n > 0 && n <= 100_000 => Ok(IndexUse::Ef(n as usize)),
+            n => Err(Error::invalid(format!("ef_search must be between 1 and 100000 (or -1 for exact search), got {n}"))),
+        }
+    }
+
+    /// The ef of an index search for k rows; None for exact search.
+    pub fn ef(self, k: usize) -> Option<usize> {
+        match self {
+            IndexUse::Default => Some(k.max(DEFAULT_EF)),
+            IndexUse::Ef(ef) => Some(ef.max(k)),
+            IndexUse::Exact => None,
+        }
+    }
 }
 
 impl VectorSearch {
+    /// A search that uses the column's index, if any, as [`IndexUse::Default`] says.
+    pub fn new(column: impl Into<String>, query: Vec<f32>, metric: Metric, k: usize) -> Self {
+        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default }
+    }
+
     /// Checks the search against the schema of what it reads: the column exists and holds float
     /// vectors of the query's dimension.
     pub fn prepare(&self, schema: &Schema) -> Result<FloatQuery> {
@@ -106,9 +150,22 @@ impl Hits {
         first_ordinal: u64,
         take: impl FnOnce(&UInt32Array) -> Result<Vec<arrow::array::ArrayRef>>,
     ) -> Result<()> {
+        let top = exact_top_k(query, vectors, Some(with_vector), first_ordinal, self.k).into_sorted();
+        self.add_found(top, with_vector, passed, first_ordinal, take)
+    }
+
+    /// Adds the rows a search of one block found (`found`, nearest first, ordinals from
+    /// `first_ordinal`), completed, when fewer than k, by rows of `passed` outside `with_vector`.
+    pub fn add_found(
+        &mut self,
+        found: Vec<Neighbor>,
+        with_vector: &BooleanBuffer,
+        passed: &BooleanBuffer,
+        first_ordinal: u64,
+        take: impl FnOnce(&UInt32Array) -> Result<Vec<arrow::array::ArrayRef>>,
+    ) -> Result<()> {
         let k = self.k;
-        let top = exact_top_k(query, vectors, Some(with_vector), first_ordinal, k);
-        let mut keys: Vec<Key> = top.into_sorted().into_iter().map(|neighbor| Key { null: false, neighbor }).collect();
+        let mut keys: Vec<Key> = found.into_iter().take(k).map(|neighbor| Key { null: false, neighbor }).collect();
         if keys.len() < k {
             // Fewer than k rows with a vector: rows without one complete the answer.
             let without = passed & &!with_vector;
@@ -287,7 +344,7 @@ mod tests {
         let dim = 5;
         let all = table(3_000, dim, 1);
         let schema = all.schema();
-        let search = VectorSearch { column: "embedding".into(), query: test_values(2, dim), metric: Metric::L2, k: 25 };
+        let search = VectorSearch::new("embedding", test_values(2, dim), Metric::L2, 25);
         let query = search.prepare(&schema).unwrap();
         let filter = Predicate::from_json(r#"{"op":"gt","column":"id","value":100}"#).unwrap();
         let output = vec!["id".to_owned()];
@@ -319,7 +376,7 @@ mod tests {
     fn rows_without_a_vector_come_last_with_a_null_distance() {
         let all = table(14, 2, 3); // rows 5 and 12 have null vectors
         let schema = all.schema();
-        let search = VectorSearch { column: "embedding".into(), query: vec![0.1, 0.2], metric: Metric::L1, k: 14 };
+        let search = VectorSearch::new("embedding", vec![0.1, 0.2], Metric::L1, 14);
         let query = search.prepare(&schema).unwrap();
         let output = vec!["id".to_owned()];
         let found = search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", None, 14, 0)
@@ -346,7 +403,7 @@ mod tests {
     #[test]
     fn bad_searches_are_refused() {
         let schema = table(10, 3, 1).schema();
-        let search = |column: &str, query: Vec<f32>| VectorSearch { column: column.into(), query, metric: Metric::Cosine, k: 3 };
+        let search = |column: &str, query: Vec<f32>| VectorSearch::new(column, query, Metric::Cosine, 3);
         let err = search("missing", vec![1.0; 3]).prepare(&schema).unwrap_err();
         assert!(matches!(&err, Error::NotFound(m) if m.contains("'missing'")), "{err}");
         let err = search("id", vec![1.0; 3]).prepare(&schema).unwrap_err();

@@ -38,6 +38,10 @@ impl SidecarBuilder {
     }
 
     /// Appends a fixed-size list column of `f32` with this builder's dimension.
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
     pub fn append(&mut self, column: &dyn Array) -> Result<()> {
         let list = column
             .as_fixed_size_list_opt()

@@ -115,7 +115,7 @@ public final class NativeTable extends NativeHandle {
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, null, null, null, 0, batchRows, address)));
+                filter, null, null, null, 0, 0, batchRows, address)));
     }
 
     /**
@@ -126,7 +126,7 @@ public final class NativeTable extends NativeHandle {
     public ArrowReader scanWithDistances(BufferAllocator allocator, String[] dataFiles, String[] columns,
             String filter, VectorSearch search, int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, search.column(), search.query(), search.metric(), -1, batchRows, address)));
+                filter, search.column(), search.query(), search.metric(), -1, 0, batchRows, address)));
     }
 
     /**
@@ -134,12 +134,36 @@ public final class NativeTable extends NativeHandle {
      * {@code filter} passes (null for every row), nearest first, with {@code columns} (all when null)
      * and a last {@code _distance} column (double). Rows without a vector come last, with a null
      * distance, when fewer than k rows have one. The files are searched in parallel natively and
-     * their answers merged, so one call over every file of a snapshot is the global top-k.
+     * their answers merged, so one call over every file of a snapshot is the global top-k. Files
+     * with an HNSW graph of the column (see {@link #createVectorIndex}) are searched through it as
+     * {@code search.efSearch()} says.
      */
     public ArrowReader search(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             VectorSearch search, int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, search.column(), search.query(), search.metric(), search.k(), batchRows, address)));
+                filter, search.column(), search.query(), search.metric(), search.k(), search.efSearch(), batchRows,
+                address)));
+    }
+
+    /**
+     * Declares an HNSW index on a float vector column and builds it for every live data file from
+     * the vectors kept beside it, without rewriting data; files written later are indexed as they
+     * are written. {@code definition} is JSON, every field optional:
+     * {@code {"type":"hnsw","metric":"l2","m":16,"ef_construction":200}}. Progress goes to stderr,
+     * one line per file. Returns the number of files indexed.
+     */
+    public long createVectorIndex(String column, String definition) {
+        return call(h -> createVectorIndexNative(h, column, definition));
+    }
+
+    /** Drops a column's vector index (searches are exact again); returns the files it covered. */
+    public long dropVectorIndex(String column) {
+        return call(h -> dropVectorIndexNative(h, column));
+    }
+
+    /** The JSON definition of a column's vector index, or null when it has none. */
+    public String vectorIndex(String column) {
+        return call(h -> vectorIndexNative(h, column));
     }
 
     /** Moves this handle to the latest committed version and returns that version number. */
@@ -207,7 +231,14 @@ public final class NativeTable extends NativeHandle {
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
 
     private static native void readFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
-            String vectorColumn, float[] query, String metric, long k, int batchRows, long streamAddress);
+            String vectorColumn, float[] query, String metric, long k, long efSearch, int batchRows,
+            long streamAddress);
+
+    private static native long createVectorIndexNative(long handle, String column, String definition);
+
+    private static native long dropVectorIndexNative(long handle, String column);
+
+    private static native String vectorIndexNative(long handle, String column);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);

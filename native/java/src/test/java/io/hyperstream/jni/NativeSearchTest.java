@@ -222,6 +222,49 @@ class NativeSearchTest {
     }
 
     @Test
+    void vectorIndexesAreBuiltOnExistingFilesSearchedAndDropped() throws Exception {
+        try (NativeTable table = table()) {
+            assertEquals(null, table.vectorIndex("embedding"));
+            assertEquals(FILES, table.createVectorIndex("embedding", "{\"metric\":\"l2\",\"m\":12}"));
+            assertTrue(table.vectorIndex("embedding").contains("\"m\":12"), table.vectorIndex("embedding"));
+            Random random = new Random(7);
+            double recall = 0;
+            int queries = 20;
+            for (int n = 0; n < queries; n++) {
+                float[] q = vectors[random.nextInt(vectors.length)].clone();
+                q[0] += 0.1f;
+                List<Hit> want = expected("l2", q, id -> true, 10);
+                // A short candidate list keeps the graph in use on these small files.
+                VectorSearch graph = new VectorSearch("embedding", q, "l2", 10).withEfSearch(10);
+                List<Hit> got = search(table, null, graph);
+                assertEquals(10, got.size());
+                for (int i = 0; i < got.size(); i++) {
+                    Hit hit = got.get(i);
+                    assertEquals(reference("l2", q, vectors[(int) hit.id()]), hit.distance(), 1e-4, "true distances");
+                    assertTrue(i == 0 || got.get(i - 1).distance() <= hit.distance(), "nearest first");
+                }
+                recall += got.stream().filter(h -> want.stream().anyMatch(w -> w.id() == h.id())).count() / 10.0;
+                assertSameHits(want, search(table, null, graph.withEfSearch(VectorSearch.EXACT)), "exact");
+                String filter = Filters.eq("category", 3);
+                assertTrue(search(table, filter, graph).stream().allMatch(h -> category(h.id()) == 3), "filtered");
+            }
+            assertTrue(recall / queries >= 0.8, "recall@10 " + recall / queries);
+            assertEquals(FILES, table.dropVectorIndex("embedding"));
+            assertEquals(null, table.vectorIndex("embedding"));
+            NotFoundException none = assertThrows(NotFoundException.class, () -> table.dropVectorIndex("embedding"));
+            assertTrue(none.getMessage().contains("has no vector index"), none.getMessage());
+            InvalidArgumentException bad = assertThrows(InvalidArgumentException.class,
+                    () -> table.createVectorIndex("embedding", "{\"M\":16}"));
+            assertTrue(bad.getMessage().contains("unknown vector index field 'M'"), bad.getMessage());
+            bad = assertThrows(InvalidArgumentException.class, () -> table.createVectorIndex("category", "{}"));
+            assertTrue(bad.getMessage().contains("not a float vector column"), bad.getMessage());
+            bad = assertThrows(InvalidArgumentException.class, () -> search(table, null,
+                    new VectorSearch("embedding", vectors[0], "l2", 5).withEfSearch(-7)));
+            assertTrue(bad.getMessage().contains("ef"), bad.getMessage());
+        }
+    }
+
+    @Test
     void badSearchesRaiseClearExceptions() {
         float[] q = new float[DIM];
         q[0] = 1;
