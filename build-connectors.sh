@@ -56,6 +56,10 @@ check_prerequisites() {
   JAVA25_HOME=$(find_jdk 25 "${HYPERSTREAM_JAVA25_HOME:-}") \
     || die "no JDK 25 found in /usr/lib/jvm: Trino and the build need it (install a Temurin 25 JDK, or set HYPERSTREAM_JAVA25_HOME)"
   command -v mvn >/dev/null || die "Maven not found: install Maven 3.8 or newer (apt-get install maven)"
+  if [ "$command" = test ]; then
+    python3 -c 'import venv' 2>/dev/null \
+      || die "python3 with its venv module not found: the HNSW recall test generates its vectors with it (apt-get install python3-venv)"
+  fi
   export JAVA_HOME=$JAVA25_HOME
   # Maven's own libraries call sun.misc.Unsafe, which JDK 25 warns about on every run.
   export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
@@ -119,6 +123,13 @@ case "$command" in
       trino-connector/target/hyperstream-trino-plugin-*.zip | grep -v original-
     ;;
   test)
+    step "clustered 100K x 768 vectors for the HNSW recall test (tests/gen_clustered.py, numpy in target/test-venv)"
+    if [ ! -x target/test-venv/bin/python ]; then
+      python3 -m venv target/test-venv
+      target/test-venv/bin/pip install -q numpy
+    fi
+    target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
+    export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"
     step "Rust tests (cargo test --release $(cargo_features))"
     cargo test --release $(cargo_features)
     step "GPU backends compile (cargo check --release --features cuda,wgpu)"
