@@ -620,6 +620,19 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createVectorIndexNati
     })
 }
 
+/// A vector index definition checked and written out in full (every default filled in).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_normalizeVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    definition: JString<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let params = HnswParams::from_json(&string(env, &definition)?)?;
+        Ok(JString::new(env, params.to_json())?)
+    })
+}
+
 /// Drops a column's vector index; returns how many files' graphs were removed.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropVectorIndexNative<'l>(

@@ -119,7 +119,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     || column.isPresent() && !tableColumns().apply(column.get()).nullable();
             if (column.isPresent() && query.isPresent() && nullsRight) {
                 return Optional.of(new VectorOption(call.name(), column.get(), query.get(),
-                        VectorFunctions.METRICS.get(call.name()), limit));
+                        VectorFunctions.METRICS.get(call.name()), limit, options.efSearch()));
             }
         }
         return Optional.empty();

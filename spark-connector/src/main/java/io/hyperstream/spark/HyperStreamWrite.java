@@ -5,6 +5,7 @@ import io.hyperstream.jni.InvalidArgumentException;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -19,9 +20,35 @@ final class HyperStreamWrite implements Write, BatchWrite {
     private final PathOptions options;
     private final StructType schema;
 
+    /** Column to normalized index definition, or to {@link PathOptions#NO_INDEX}. */
+    private final Map<String, String> indexes = new java.util.HashMap<>();
+    /** Set once the rows are committed: from then on an abort must not delete their files. */
+    private volatile boolean committed;
+
     HyperStreamWrite(PathOptions options, StructType schema) {
         this.options = options;
         this.schema = schema;
+        // Index options are checked before any task runs, so that a bad one fails the write
+        // before anything is committed.
+        for (Map.Entry<String, String> index : options.indexes().entrySet()) {
+            String column = index.getKey();
+            if (index.getValue().equalsIgnoreCase(PathOptions.NO_INDEX)) {
+                indexes.put(column, PathOptions.NO_INDEX);
+                continue;
+            }
+            boolean vector = Arrays.stream(schema.fields()).anyMatch(f -> f.name().equals(column)
+                    && f.dataType() instanceof org.apache.spark.sql.types.ArrayType array
+                    && array.elementType() instanceof org.apache.spark.sql.types.FloatType);
+            if (!vector) {
+                throw new IllegalArgumentException("option 'vector." + column + ".index': '" + column
+                        + "' is not a vector column (array<float>) of the written data");
+            }
+            try {
+                indexes.put(column, NativeTable.normalizeVectorIndex(index.getValue()));
+            } catch (InvalidArgumentException e) {
+                throw new IllegalArgumentException("option 'vector." + column + ".index': " + e.getMessage(), e);
+            }
+        }
         ensureTable(options, schema).close();
     }
 
@@ -53,18 +80,43 @@ final class HyperStreamWrite implements Write, BatchWrite {
     @Override
     public void commit(WriterCommitMessage[] messages) {
         String[] files = dataFiles(messages);
-        if (files.length == 0) {
+        if (files.length == 0 && indexes.isEmpty()) {
             return;
         }
         try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-            table.commitAppend(files);
+            if (files.length > 0) {
+                table.commitAppend(files);
+            }
+            committed = true;
+            declareIndexes(table);
+        }
+    }
+
+    /**
+     * Applies the {@code vector.<column>.index} options after the data is committed: a new index is
+     * built from the vectors already stored (progress in the driver's log), one with other
+     * parameters than the column's index rebuilds it, {@code none} drops it.
+     */
+    private void declareIndexes(NativeTable table) {
+        for (Map.Entry<String, String> index : indexes.entrySet()) {
+            String column = index.getKey();
+            String existing = table.vectorIndex(column);
+            if (index.getValue().equals(existing)) {
+                continue;
+            }
+            if (existing != null) {
+                table.dropVectorIndex(column);
+            }
+            if (!index.getValue().equals(PathOptions.NO_INDEX)) {
+                table.createVectorIndex(column, index.getValue());
+            }
         }
     }
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
         String[] files = dataFiles(messages);
-        if (files.length > 0) {
+        if (files.length > 0 && !committed) {
             try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
                 table.deleteFiles(files);
             }

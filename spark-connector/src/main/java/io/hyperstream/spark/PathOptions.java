@@ -21,10 +21,21 @@ import java.util.Map;
  *   <tr><td>vector.search.query</td><td>the query vector, comma-separated numbers</td></tr>
  *   <tr><td>vector.search.k</td><td>how many rows (10)</td></tr>
  *   <tr><td>vector.search.metric</td><td>l2 (default), cosine, inner_product (negated dot product) or l1</td></tr>
+ *   <tr><td>vector.search.ef</td><td>how a vector search (this option form or a pushed ORDER BY distance LIMIT k) uses
+ *       the column's HNSW index: its candidate list length (larger: better recall, slower), -1 for exact search,
+ *       0 (default) for the library's choice</td></tr>
+ *   <tr><td>vector.&lt;column&gt;.index</td><td>on write: declare an HNSW index on the vector column, as JSON
+ *       ({@code {"metric":"l2","m":16,"ef_construction":200}}, every field optional) or {@code hnsw} for the defaults,
+ *       built for the files already there without rewriting them; {@code none} drops it. A column that has an index
+ *       keeps it (drop it first to change it)</td></tr>
  * </table>
  */
 record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
-        HashMap<String, String> storage, VectorOption search) implements Serializable {
+        HashMap<String, String> storage, VectorOption search, long efSearch, HashMap<String, String> indexes)
+        implements Serializable {
+    /** A {@code vector.<column>.index} value that drops the column's index. */
+    static final String NO_INDEX = "none";
+
     static boolean isPathRead(Map<String, String> options) {
         return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;
     }
@@ -43,6 +54,8 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         String searchQuery = null;
         String searchMetric = "l2";
         long searchK = 10;
+        long efSearch = 0;
+        HashMap<String, String> indexes = new HashMap<>();
         for (Map.Entry<String, String> e : options.entrySet()) {
             String key = e.getKey().toLowerCase(Locale.ROOT);
             String value = e.getValue();
@@ -62,6 +75,16 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 searchMetric = value;
             } else if (key.equals("vector.search.k")) {
                 searchK = parse(key, value);
+            } else if (key.equals("vector.search.ef")) {
+                efSearch = parse(key, value);
+                if (efSearch < -1) {
+                    throw new IllegalArgumentException("option 'vector.search.ef' must be a positive candidate list length, "
+                            + "-1 for exact search or 0 for the default, got " + efSearch);
+                }
+            } else if (key.startsWith("vector.") && key.endsWith(".index")) {
+                String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".index".length());
+                String definition = value.trim();
+                indexes.put(column, definition.equalsIgnoreCase("hnsw") ? "{\"type\":\"hnsw\"}" : definition);
             } else if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 // Column names keep their case: take them from the original key.
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".dimension".length());
@@ -71,7 +94,8 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             } else {
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
-                        + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric");
+                        + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
+                        + "vector.search.ef, vector.<column>.index");
             }
         }
         if (snapshotId >= 0 && asOf >= 0) {
@@ -81,8 +105,8 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             throw new IllegalArgumentException("a vector search needs both vector.search.column and vector.search.query");
         }
         VectorOption search = searchColumn == null ? null
-                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK);
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search);
+                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch);
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes);
     }
 
     private static float[] parseVector(String value) {

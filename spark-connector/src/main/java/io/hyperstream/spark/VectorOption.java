@@ -9,9 +9,11 @@ import java.util.Arrays;
 /**
  * A vector search a Spark scan runs natively: the {@code k} rows whose {@code column} is nearest
  * {@code query} by the native {@code metric}, from a pushed {@code ORDER BY <distance> LIMIT k} or the
- * {@code vector.search.*} read options. {@code function} names what Spark called it (for plans).
+ * {@code vector.search.*} read options. {@code function} names what Spark called it (for plans);
+ * {@code efSearch} is how the column's HNSW index is used (see {@link VectorSearch#efSearch()}).
  */
-record VectorOption(String function, String column, float[] query, String metric, long k) implements Serializable {
+record VectorOption(String function, String column, float[] query, String metric, long k, long efSearch)
+        implements Serializable {
     VectorOption {
         requireNonNull(function, "function");
         requireNonNull(column, "column");
@@ -20,12 +22,13 @@ record VectorOption(String function, String column, float[] query, String metric
     }
 
     VectorSearch toSearch() {
-        return new VectorSearch(column, query, metric, k);
+        return new VectorSearch(column, query, metric, k, efSearch);
     }
 
     @Override
     public String toString() {
         String shown = query.length <= 4 ? Arrays.toString(query) : "[" + query.length + " values]";
-        return "nativeTopK=" + k + " by " + function + "(" + column + ", " + shown + ")";
+        String index = efSearch == VectorSearch.EF_DEFAULT ? "" : efSearch == VectorSearch.EXACT ? " exact" : " ef=" + efSearch;
+        return "nativeTopK=" + k + " by " + function + "(" + column + ", " + shown + ")" + index;
     }
 }

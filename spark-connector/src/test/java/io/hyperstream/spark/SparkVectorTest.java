@@ -165,6 +165,49 @@ class SparkVectorTest {
     }
 
     @Test
+    void aVectorIndexDeclaredOnWriteServesPushedSearchesAsTheEfOptionSays() throws Exception {
+        String indexed = Files.createTempDirectory("hyperstream-spark-index").resolve("docs").toString();
+        Dataset<Row> docs = spark.read().format("hyperstream").load(path).select("id", "category", "embedding");
+        docs.repartition(3).write().format("hyperstream").option("vector.embedding.dimension", DIM)
+                .option("vector.embedding.index", "{\"metric\":\"l2\",\"m\":12}").mode("append").save(indexed);
+        try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(indexed, java.util.Map.of())) {
+            assertTrue(String.valueOf(table.vectorIndex("embedding")).contains("\"m\":12"), table.vectorIndex("embedding"));
+        }
+        List<Hit> want = reference("l2_distance", id -> true, false, 10);
+        // A short candidate list keeps the graph in use on these small files; exact search ignores it.
+        for (long ef : List.of(10L, -1L)) {
+            spark.read().format("hyperstream").option("vector.search.ef", ef).load(indexed).createOrReplaceTempView("indexed");
+            Dataset<Row> df = spark.sql("SELECT id, hyperstream.l2_distance(embedding, " + literal + ") AS d"
+                    + " FROM indexed ORDER BY d LIMIT 10");
+            assertTrue(plan(df).contains(ef == -1 ? "l2_distance(embedding, [16 values]) exact" : "ef=10"), plan(df));
+            if (ef == -1) {
+                assertAnswer(df, want);
+                continue;
+            }
+            List<Row> rows = df.collectAsList();
+            assertEquals(10, rows.size());
+            long found = 0;
+            for (Row row : rows) {
+                long id = row.getLong(0);
+                assertEquals(reference("l2_distance", i -> i == id, false, 1).get(0).value(), row.getDouble(1), 1e-4);
+                found += want.stream().filter(h -> h.id() == id).count();
+            }
+            assertTrue(found >= 7, "recall@10 " + found / 10.0);
+        }
+        Exception bad = assertThrows(Exception.class, () -> docs.limit(5).write().format("hyperstream")
+                .option("vector.embedding.index", "{\"M\":4}").mode("append").save(indexed));
+        assertTrue(messages(bad).contains("unknown vector index field 'M'"), messages(bad));
+        bad = assertThrows(Exception.class, () -> docs.limit(5).write().format("hyperstream")
+                .option("vector.category.index", "hnsw").mode("append").save(indexed));
+        assertTrue(messages(bad).contains("'category' is not a vector column"), messages(bad));
+        assertEquals(ROWS, spark.read().format("hyperstream").load(indexed).count(), "refused writes commit nothing");
+        docs.limit(0).write().format("hyperstream").option("vector.embedding.index", "none").mode("append").save(indexed);
+        try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(indexed, java.util.Map.of())) {
+            assertEquals(null, table.vectorIndex("embedding"));
+        }
+    }
+
+    @Test
     void aQueryOfTheWrongDimensionFailsClearly() {
         Exception e = assertThrows(Exception.class, () -> spark.sql(
                 "SELECT id FROM docs ORDER BY hyperstream.cosine_distance(embedding, array(1.0, 2.0)) LIMIT 3").collectAsList());

@@ -156,6 +156,16 @@ public final class NativeTable extends NativeHandle {
         return call(h -> createVectorIndexNative(h, column, definition));
     }
 
+    /**
+     * Checks a vector index definition (as {@link #createVectorIndex} takes it) and returns it with
+     * every default filled in, the form {@link #vectorIndex} reports; a bad one raises
+     * {@link InvalidArgumentException} naming what is wrong.
+     */
+    public static String normalizeVectorIndex(String definition) {
+        NativeLibrary.load();
+        return normalizeVectorIndexNative(definition);
+    }
+
     /** Drops a column's vector index (searches are exact again); returns the files it covered. */
     public long dropVectorIndex(String column) {
         return call(h -> dropVectorIndexNative(h, column));
@@ -237,6 +247,8 @@ public final class NativeTable extends NativeHandle {
     private static native long createVectorIndexNative(long handle, String column, String definition);
 
     private static native long dropVectorIndexNative(long handle, String column);
+
+    private static native String normalizeVectorIndexNative(String definition);
 
     private static native String vectorIndexNative(long handle, String column);
 
