@@ -1,15 +1,27 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.VectorSearch;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
 import io.trino.spi.connector.ConnectorTransactionHandle;
+import io.trino.spi.procedure.Procedure;
+import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
+import java.util.List;
+import java.util.Set;
 
 /** A HyperStream catalog. */
 final class HyperStreamConnector implements Connector {
+    /**
+     * Session property: how a pushed top-k uses the column's HNSW index (its candidate list
+     * length; -1: exact search; 0, the default: the library's choice).
+     */
+    static final String VECTOR_SEARCH_EF = "vector_search_ef";
+
+    private final Set<Procedure> procedures;
     private final HyperStreamMetadata metadata;
     private final HyperStreamSplitManager splitManager;
     private final HyperStreamPageSourceProvider pageSourceProvider;
@@ -18,6 +30,23 @@ final class HyperStreamConnector implements Connector {
         this.metadata = new HyperStreamMetadata(config);
         this.splitManager = new HyperStreamSplitManager(config);
         this.pageSourceProvider = new HyperStreamPageSourceProvider(config);
+        this.procedures = new VectorIndexProcedures(config).procedures();
+    }
+
+    @Override
+    public Set<Procedure> getProcedures() {
+        return procedures;
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getSessionProperties() {
+        return List.of(PropertyMetadata.longProperty(VECTOR_SEARCH_EF,
+                "HNSW candidate list length for vector top-k (-1: exact search, 0: default)", VectorSearch.EF_DEFAULT, ef -> {
+                    if (ef < -1 || ef > 100_000) {
+                        throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT,
+                                VECTOR_SEARCH_EF + " must be between 1 and 100000, -1 (exact) or 0 (default), got " + ef);
+                    }
+                }, false));
     }
 
     @Override

@@ -33,7 +33,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private boolean finished;
 
     HyperStreamPageSource(HyperStreamTableHandle handle, HyperStreamSplit split, List<HyperStreamColumnHandle> columns,
-            int batchRows) {
+            int batchRows, long efSearch) {
         this.countOnly = columns.isEmpty();
         this.allocator = Allocators.child("trino-split-" + split.start());
         AutoCloseable opened = null;
@@ -41,7 +41,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             if (handle.isStored()) {
                 NativeTable stored = nativeCall(() -> NativeTable.load(handle.location(), java.util.Map.of()));
                 opened = stored;
-                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows));
+                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch));
                 this.positions = blockPositions(columns);
                 this.negateDistance = handle.distance() != null && handle.distance().negated();
             } else {
@@ -70,13 +70,14 @@ final class HyperStreamPageSource implements ConnectorPageSource {
      * distance when Trino reads it, or only the top k by it.
      */
     private ArrowReader openStored(NativeTable stored, HyperStreamTableHandle handle, HyperStreamSplit split,
-            List<HyperStreamColumnHandle> columns, int batchRows) {
+            List<HyperStreamColumnHandle> columns, int batchRows, long efSearch) {
         String[] files = split.dataFiles().toArray(String[]::new);
         String[] names = nativeColumns(columns);
         String filter = TrinoFilters.toFilter(handle.constraint());
         VectorDistance distance = handle.distance();
         if (handle.topK() > 0) {
-            return stored.search(allocator, files, names, filter, distance.search(handle.topK()), batchRows);
+            return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch),
+                    batchRows);
         }
         if (distance != null && columns.stream().anyMatch(c -> c.ordinal() < 0)) {
             return stored.scanWithDistances(allocator, files, names, filter, distance.search(1), batchRows);

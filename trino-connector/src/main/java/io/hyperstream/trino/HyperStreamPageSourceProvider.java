@@ -24,6 +24,7 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
             ConnectorSplit split, ConnectorTableHandle table, Optional<ConnectorTableCredentials> credentials,
             List<ColumnHandle> columns, DynamicFilter dynamicFilter) {
         return new HyperStreamPageSource((HyperStreamTableHandle) table, (HyperStreamSplit) split,
-                columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows());
+                columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows(),
+                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class));
     }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.BatchListReader;
 import io.hyperstream.jni.NativeTable;
+import io.trino.Session;
 import io.trino.sql.planner.plan.TopNNode;
 import io.trino.sql.query.QueryAssertions;
 import io.trino.testing.DistributedQueryRunner;
@@ -54,6 +55,7 @@ class TestVectorPushdown {
     private final float[][] vectors = new float[FILES * ROWS_PER_FILE][DIM];
     private final float[] query = new float[DIM];
     private String literal;
+    private Path root;
 
     @BeforeAll
     void start() throws Exception {
@@ -69,7 +71,7 @@ class TestVectorPushdown {
             joined.add(String.format("%.2f", query[j]));
         }
         literal = joined.toString();
-        Path root = Files.createTempDirectory("hyperstream-vectors");
+        root = Files.createTempDirectory("hyperstream-vectors");
         writeTable(root.resolve("db").resolve("docs").toString());
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
         runner.installPlugin(new HyperStreamPlugin());
@@ -205,6 +207,49 @@ class TestVectorPushdown {
             MaterializedRow row = rows.stream().filter(r -> (Long) r.getField(0) == hit.id()).findFirst().orElseThrow();
             assertEquals(hit.value(), (Double) row.getField(1), 1e-4);
         }
+    }
+
+    @Test
+    void vectorIndexesAreManagedByProceduresAndUsedAsTheSessionSays() {
+        writeTable(root.resolve("db").resolve("indexed").toString());
+        runner.execute("CALL lake.system.create_vector_index('db', 'indexed', 'embedding', '{\"metric\":\"l2\",\"m\":12}')");
+        String sql = "SELECT id, euclidean_distance(embedding, " + literal + ") AS d FROM indexed ORDER BY d LIMIT 10";
+        List<Hit> want = reference("euclidean_distance", id -> true, false, 10);
+        // A short candidate list keeps the graph in use on these small files; -1 is exact search.
+        Session graph = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", "10").build();
+        List<MaterializedRow> rows = runner.execute(graph, sql).getMaterializedRows();
+        assertEquals(10, rows.size());
+        long found = 0;
+        for (MaterializedRow row : rows) {
+            long id = (Long) row.getField(0);
+            assertEquals(reference("euclidean_distance", i -> i == id, false, 1).get(0).value(), (Double) row.getField(1), 1e-4);
+            found += want.stream().filter(h -> h.id() == id).count();
+        }
+        assertTrue(found >= 7, "recall@10 " + found / 10.0);
+        Session exact = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", "-1").build();
+        // (isFullyPushedDown also compares the answer with Trino's own exact one, so it is checked here.)
+        assertThat(assertions.query(exact, sql)).isFullyPushedDown();
+        List<MaterializedRow> exactRows = runner.execute(exact, sql).getMaterializedRows();
+        for (int i = 0; i < want.size(); i++) {
+            assertEquals(want.get(i).id(), exactRows.get(i).getField(0), "exact rank " + i);
+        }
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "CALL lake.system.create_vector_index('db', 'indexed', 'category')"));
+        assertTrue(e.getMessage().contains("not a float vector column"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "CALL lake.system.create_vector_index('db', 'indexed', 'embedding', '{\"m\":1}')"));
+        assertTrue(e.getMessage().contains("m must be between 2 and 128"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "CALL lake.system.create_vector_index('db', 'nope', 'embedding')"));
+        assertTrue(e.getMessage().contains("table db.nope does not exist"), e.getMessage());
+        runner.execute("CALL lake.system.drop_vector_index('db', 'indexed', 'embedding')");
+        e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "CALL lake.system.drop_vector_index('db', 'indexed', 'embedding')"));
+        assertTrue(e.getMessage().contains("has no vector index"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute(Session.builder(runner.getDefaultSession())
+                .setCatalogSessionProperty("lake", "vector_search_ef", "-5").build(), sql));
+        assertTrue(e.getMessage().contains("vector_search_ef must be between"), e.getMessage());
+        assertAnswer(sql, want);
     }
 
     @Test

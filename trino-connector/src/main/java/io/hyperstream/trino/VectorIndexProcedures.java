@@ -1,0 +1,85 @@
+package io.hyperstream.trino;
+
+import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT;
+import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_NOT_FOUND;
+import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
+import static io.trino.spi.type.VarcharType.VARCHAR;
+
+import io.hyperstream.jni.NativeTable;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.SchemaTableName;
+import io.trino.spi.procedure.Procedure;
+import io.trino.spi.procedure.Procedure.Argument;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Vector index management as catalog procedures:
+ * {@code CALL <catalog>.system.create_vector_index('schema', 'table', 'column', '{"metric":"cosine","m":16}')}
+ * builds an HNSW index for the table's files without rewriting them (the definition is optional
+ * JSON; defaults l2, m 16, ef_construction 200), and
+ * {@code CALL <catalog>.system.drop_vector_index('schema', 'table', 'column')} drops it.
+ */
+final class VectorIndexProcedures {
+    private final HyperStreamConfig config;
+
+    VectorIndexProcedures(HyperStreamConfig config) {
+        this.config = config;
+    }
+
+    Set<Procedure> procedures() {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            MethodHandle create = lookup.findVirtual(VectorIndexProcedures.class, "createVectorIndex",
+                    MethodType.methodType(void.class, String.class, String.class, String.class, String.class)).bindTo(this);
+            MethodHandle drop = lookup.findVirtual(VectorIndexProcedures.class, "dropVectorIndex",
+                    MethodType.methodType(void.class, String.class, String.class, String.class)).bindTo(this);
+            List<Argument> table = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
+                    new Argument("COLUMN_NAME", VARCHAR));
+            List<Argument> withDefinition = new java.util.ArrayList<>(table);
+            withDefinition.add(new Argument("DEFINITION", VARCHAR, false, null));
+            return Set.of(new Procedure("system", "create_vector_index", withDefinition, create),
+                    new Procedure("system", "drop_vector_index", table, drop));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public void createVectorIndex(String schema, String table, String column, String definition) {
+        String location = location(schema, table, column);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                return stored.createVectorIndex(column, definition == null ? "{}" : definition);
+            }
+        });
+    }
+
+    public void dropVectorIndex(String schema, String table, String column) {
+        String location = location(schema, table, column);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                return stored.dropVectorIndex(column);
+            }
+        });
+    }
+
+    private String location(String schema, String table, String column) {
+        if (schema == null || table == null || column == null) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name, table_name and column_name are required");
+        }
+        SchemaTableName name = new SchemaTableName(schema, table);
+        Path root = config.root().orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
+                "this catalog has no hyperstream.root, so it holds no table " + name));
+        Path location = root.resolve(name.getSchemaName()).resolve(name.getTableName());
+        if (!Files.isDirectory(location.resolve("metadata"))) {
+            throw new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist");
+        }
+        return location.toString();
+    }
+}
