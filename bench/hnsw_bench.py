@@ -17,18 +17,10 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, "target", "bench-venv")
+from bench_venv import ROOT, reexec_inside
+
 EFS = [10, 20, 40, 60, 80, 120, 160, 240, 320, 480, 640]
 TARGET = 0.95
-
-
-def ensure_venv():
-    python = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    subprocess.check_call([python, "-m", "pip", "install", "-q", "numpy", "hnswlib==0.8.0"])
-    return python
 
 
 def first_at_target(sweep):
@@ -45,9 +37,7 @@ def main():
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not args.inner:
-        python = ensure_venv()
-        os.execv(python, [python, __file__, "--inner"] + sys.argv[1:])
+    reexec_inside(__file__, ["numpy", "hnswlib==0.8.0"])
 
     import numpy as np
     import hnswlib

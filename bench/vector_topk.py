@@ -15,16 +15,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, "target", "bench-venv")
-
-
-def ensure_venv():
-    python = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-        subprocess.check_call([python, "-m", "pip", "install", "-q", "numpy", "faiss-cpu"])
-    return python
+from bench_venv import ROOT, reexec_inside
 
 
 def main():
@@ -35,9 +26,7 @@ def main():
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not args.inner:
-        python = ensure_venv()
-        os.execv(python, [python, __file__, "--inner"] + sys.argv[1:])
+    reexec_inside(__file__, ["numpy", "faiss-cpu"])
 
     import numpy as np
     import faiss

@@ -7,22 +7,15 @@
 //!
 //!   hnsw_bench <vectors.f32> <queries.f32> <dim> <k> <metric> <m> <ef_construction> <ef,ef,...>
 
+mod common;
+use common::{median, read_f32};
+
 use std::collections::HashSet;
 use std::time::Instant;
 
 use arrow::buffer::BooleanBuffer;
 use hyperstream::vector::hnsw::{HnswGraph, HnswParams};
 use hyperstream::vector::{exact_top_k, FloatQuery, Metric};
-
-fn read_f32(path: &str) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

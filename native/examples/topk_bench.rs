@@ -5,6 +5,9 @@
 //!
 //!   topk_bench <vectors.f32> <queries.f32> <dim> <k> <metric>
 
+mod common;
+use common::{median, read_f32};
+
 use std::time::Instant;
 
 use std::collections::{BTreeMap, HashMap};
@@ -18,11 +21,6 @@ use hyperstream::vector::VectorSearch;
 use hyperstream::vector::{exact_top_k, FloatQuery, Metric};
 use rayon::prelude::*;
 
-fn read_f32(path: &str) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
-}
-
 /// Sums `values` in 16 independent lanes, so the pass is bound by memory, not by a chain of adds.
 fn lane_sum(values: &[f32]) -> f32 {
     let mut acc = [0f32; 16];
@@ -34,11 +32,6 @@ fn lane_sum(values: &[f32]) -> f32 {
         }
     }
     acc.iter().sum::<f32>() + tail
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn main() {

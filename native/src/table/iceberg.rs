@@ -613,13 +613,8 @@ impl Table {
             return Ok(None);
         };
         let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
-        let region = match self.storage.map(&path, true) {
-            Ok(region) => region,
-            Err(Error::NotFound(_)) => return Ok(None),
-            Err(e) => {
-                warn(&format!("vector sidecar {path} unreadable, searching the data file instead: {e}"));
-                return Ok(None);
-            }
+        let Some(region) = self.map_beside(&path, "vector sidecar", "searching the data file instead") else {
+            return Ok(None);
         };
         let rows = usize::try_from(file.record_count).unwrap_or(0);
         let sidecar = match Sidecar::parse(&region, rows, query.dimension(), &self.storage.uri(&path)) {
@@ -663,6 +658,19 @@ impl Table {
     /// file. None, for exact search instead, when the search asks for exact results, the column has
     /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
     /// graph (a file written before the index, or a damaged graph, which is reported).
+    /// Maps a file kept beside a data file (a sidecar, a graph), or None when it is missing or
+    /// unreadable; the latter is reported as a warning saying what is done `instead`.
+    fn map_beside(&self, path: &str, what: &str, instead: &str) -> Option<Bytes> {
+        match self.storage.map(path, true) {
+            Ok(region) => Some(region),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => {
+                warn(&format!("{what} {path} unreadable, {instead}: {e}"));
+                None
+            }
+        }
+    }
+
     fn search_graph(
         &self,
         file: &DataFile,
@@ -683,13 +691,8 @@ impl Table {
             return Ok(None);
         }
         let path = hnsw_path(self.storage.relative(&file.file_path)?, id);
-        let region = match self.storage.map(&path, true) {
-            Ok(region) => region,
-            Err(Error::NotFound(_)) => return Ok(None),
-            Err(e) => {
-                warn(&format!("HNSW graph {path} unreadable, searching exactly instead: {e}"));
-                return Ok(None);
-            }
+        let Some(region) = self.map_beside(&path, "HNSW graph", "searching exactly instead") else {
+            return Ok(None);
         };
         let found = HnswGraph::parse(&region, sidecar.rows, sidecar.dimension, &self.storage.uri(&path))
             .and_then(|graph| graph.search(query, sidecar.vectors(), search.k, ef, candidates));
