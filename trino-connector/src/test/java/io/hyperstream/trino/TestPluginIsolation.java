@@ -4,6 +4,7 @@ import static io.trino.testing.TestingConnectorSession.SESSION;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+
 import io.trino.spi.Plugin;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.ColumnHandle;
@@ -11,6 +12,7 @@ import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorFactory;
 import io.trino.spi.connector.ConnectorMetadata;
 import io.trino.spi.connector.ConnectorPageSource;
+import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplit;
 import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.ConnectorTableHandle;
@@ -23,6 +25,7 @@ import io.trino.spi.connector.SourcePage;
 import io.trino.spi.transaction.IsolationLevel;
 import io.trino.spi.type.BigintType;
 import io.trino.testing.TestingConnectorContext;
+import io.trino.testing.TestingConnectorSession;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +53,9 @@ class TestPluginIsolation {
             Connector connector = factory.create("isolated", Map.of(
                     "hyperstream.sample.rows", "5000", "hyperstream.split-rows", "2000"), new TestingConnectorContext());
             ConnectorTransactionHandle transaction = connector.beginTransaction(IsolationLevel.READ_COMMITTED, true, true);
+            // A session that knows the catalog's session properties, as Trino's sessions do.
+            ConnectorSession session = TestingConnectorSession.builder()
+                    .setPropertyMetadata(connector.getSessionProperties()).build();
             ConnectorMetadata metadata = connector.getMetadata(SESSION, transaction);
             assertEquals(List.of(new SchemaTableName("sample", "items")), metadata.listTables(SESSION, Optional.empty()));
             ConnectorTableHandle table = metadata.getTableHandle(SESSION, new SchemaTableName("sample", "items"),
@@ -63,7 +69,7 @@ class TestPluginIsolation {
             long rows = 0;
             long sum = 0;
             for (ConnectorSplit split : splits) {
-                try (ConnectorPageSource pages = connector.getPageSourceProvider().createPageSource(transaction, SESSION,
+                try (ConnectorPageSource pages = connector.getPageSourceProvider().createPageSource(transaction, session,
                         split, table, Optional.empty(), List.of(id), DynamicFilter.EMPTY)) {
                     while (!pages.isFinished()) {
                         SourcePage page = pages.getNextSourcePage();
