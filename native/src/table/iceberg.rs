@@ -654,10 +654,6 @@ impl Table {
         Ok(Some(hits))
     }
 
-    /// Searches one file's HNSW graph among the rows of `candidates`, rows numbered within the
-    /// file. None, for exact search instead, when the search asks for exact results, the column has
-    /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
-    /// graph (a file written before the index, or a damaged graph, which is reported).
     /// Maps a file kept beside a data file (a sidecar, a graph), or None when it is missing or
     /// unreadable; the latter is reported as a warning saying what is done `instead`.
     fn map_beside(&self, path: &str, what: &str, instead: &str) -> Option<Bytes> {
@@ -671,6 +667,10 @@ impl Table {
         }
     }
 
+    /// Searches one file's HNSW graph among the rows of `candidates`, rows numbered within the
+    /// file. None, for exact search instead, when the search asks for exact results, the column has
+    /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
+    /// graph (a file written before the index, or a damaged graph, which is reported).
     fn search_graph(
         &self,
         file: &DataFile,
