@@ -8,28 +8,19 @@
 //!   hnsw_bench <vectors.f32> <queries.f32> <dim> <k> <metric> <m> <ef_construction> <ef,ef,...>
 
 mod common;
-use common::{median, read_f32};
+use common::{median, Inputs};
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use arrow::buffer::BooleanBuffer;
 use hyperstream::vector::hnsw::{HnswGraph, HnswParams};
-use hyperstream::vector::{exact_top_k, FloatQuery, Metric};
+use hyperstream::vector::{exact_top_k, FloatQuery};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() != 9 {
-        eprintln!("usage: hnsw_bench <vectors.f32> <queries.f32> <dim> <k> <metric> <m> <ef_construction> <ef,ef,...>");
-        std::process::exit(2);
-    }
-    let vectors = read_f32(&args[1]);
-    let queries = read_f32(&args[2]);
-    let dim: usize = args[3].parse().expect("dim");
-    let k: usize = args[4].parse().expect("k");
-    let metric = Metric::parse(&args[5]).expect("metric");
-    let params = HnswParams { metric, m: args[6].parse().expect("m"), ef_construction: args[7].parse().expect("ef_construction") };
-    let efs: Vec<usize> = args[8].split(',').map(|e| e.parse().expect("ef")).collect();
+    let Inputs { vectors, queries, dim, k, metric, rest, .. } = Inputs::from_args("hnsw_bench", &["<m>", "<ef_construction>", "<ef,ef,...>"]);
+    let params = HnswParams { metric, m: rest[0].parse().expect("m"), ef_construction: rest[1].parse().expect("ef_construction") };
+    let efs: Vec<usize> = rest[2].split(',').map(|e| e.parse().expect("ef")).collect();
     let rows = vectors.len() / dim;
     let all = BooleanBuffer::new_set(rows);
     let tenth = BooleanBuffer::collect_bool(rows, |i| i % 10 == 0);

@@ -6,7 +6,7 @@
 //!   topk_bench <vectors.f32> <queries.f32> <dim> <k> <metric>
 
 mod common;
-use common::{median, read_f32};
+use common::{median, Inputs};
 
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use hyperstream::table::iceberg::Table;
 use hyperstream::vector::kernels::kernels;
 use hyperstream::vector::VectorSearch;
-use hyperstream::vector::{exact_top_k, FloatQuery, Metric};
+use hyperstream::vector::{exact_top_k, FloatQuery};
 use rayon::prelude::*;
 
 /// Sums `values` in 16 independent lanes, so the pass is bound by memory, not by a chain of adds.
@@ -35,16 +35,7 @@ fn lane_sum(values: &[f32]) -> f32 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() != 6 {
-        eprintln!("usage: topk_bench <vectors.f32> <queries.f32> <dim> <k> <metric>");
-        std::process::exit(2);
-    }
-    let vectors = read_f32(&args[1]);
-    let queries = read_f32(&args[2]);
-    let dim: usize = args[3].parse().expect("dim");
-    let k: usize = args[4].parse().expect("k");
-    let metric = Metric::parse(&args[5]).expect("metric");
+    let Inputs { vectors_path, vectors, queries, dim, k, metric, .. } = Inputs::from_args("topk_bench", &[]);
     let rows = vectors.len() / dim;
 
     // Warm the pages and the thread pool once.
@@ -68,7 +59,7 @@ fn main() {
     }
     // The same vectors as a stored table of four data files (with their vector sidecars), searched
     // end to end: manifests, files in parallel, the merge and fetching the k rows' columns.
-    let location = format!("{}.table", args[1]);
+    let location = format!("{vectors_path}.table");
     let _ = std::fs::remove_dir_all(&location);
     let item = Arc::new(Field::new("item", DataType::Float32, false));
     let schema = Arc::new(Schema::new(vec![
