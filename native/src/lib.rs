@@ -3,6 +3,7 @@
 //!
 //! Every module outside `jni` is plain Rust and knows nothing about the JVM.
 
+pub mod array;
 pub mod error;
 pub mod runtime;
 pub mod scan;

@@ -1,0 +1,15 @@
+//! The array store: named N-d arrays of numpy's fixed-width dtypes in a directory, changed in place
+//! (append, replace, drop) without rewriting, readable while one writer writes, and searchable.
+
+pub mod batches;
+pub mod dtype;
+mod file;
+pub mod npy;
+pub mod search;
+pub mod store;
+
+pub use dtype::DType;
+pub use store::{ArrayData, ArrayInfo, ArrayStore, LazyArray, StoreOptions};
+
+#[cfg(test)]
+mod tests;

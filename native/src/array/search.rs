@@ -1,0 +1,170 @@
+//! Exact top-k over a stored (or in-memory) 2-d array: one pass over the rows for any number of
+//! queries, over all cores, with the vector engine's metrics and result order.
+//!
+//! Float metrics take `float32` rows as they lie (no copy) and `float16` / `float64` rows converted a
+//! chunk at a time; `hamming` and `jaccard` take `uint8` rows as bit-packed binary vectors.
+
+use half::f16;
+use rayon::prelude::*;
+
+use super::dtype::DType;
+use super::store::{ArrayData, ArrayInfo, ArrayStore};
+use crate::vector::kernels::{hamming, jaccard};
+use crate::vector::{FloatQuery, Metric, Neighbor, TopK};
+use crate::{Error, Result};
+
+/// Rows per parallel task.
+const CHUNK_ROWS: usize = 8 * 1024;
+
+/// The queries of one search, checked against the array they search.
+#[derive(Debug, Clone)]
+pub struct Queries {
+    metric: Metric,
+    float: Vec<FloatQuery>,
+    binary: Vec<Vec<u8>>,
+}
+
+impl Queries {
+    /// Checks `queries` (each a vector of the array's row width: floats for the float metrics, bytes
+    /// holding 0..=255 for `hamming` and `jaccard`) against array `info`.
+    pub fn new(info: &ArrayInfo, metric: Metric, queries: &[Vec<f32>]) -> Result<Queries> {
+        if info.row_shape().len() != 1 {
+            return Err(Error::invalid(format!(
+                "vector search needs a 2-d array of vectors, but '{}' has shape {:?}",
+                info.name, info.shape
+            )));
+        }
+        if queries.is_empty() {
+            return Err(Error::invalid("vector search needs at least one query vector"));
+        }
+        let dim = info.row_elements();
+        let float_types = [DType::F16, DType::F32, DType::F64];
+        if metric.is_binary() {
+            if info.dtype != DType::U8 {
+                return Err(Error::invalid(format!(
+                    "metric '{metric}' compares bit-packed uint8 rows, but '{}' holds {}",
+                    info.name, info.dtype
+                )));
+            }
+            let binary = queries
+                .iter()
+                .map(|q| {
+                    if q.len() != dim {
+                        return Err(Error::invalid(format!("query vector has {} bytes but the rows of '{}' have {dim}", q.len(), info.name)));
+                    }
+                    q.iter()
+                        .map(|&v| if (0.0..=255.0).contains(&v) && v.fract() == 0.0 { Ok(v as u8) } else { Err(Error::invalid(format!("binary query byte {v} is not in 0..=255"))) })
+                        .collect()
+                })
+                .collect::<Result<_>>()?;
+            return Ok(Queries { metric, float: Vec::new(), binary });
+        }
+        if !float_types.contains(&info.dtype) {
+            return Err(Error::invalid(format!(
+                "metric '{metric}' compares float vectors, but '{}' holds {}",
+                info.name, info.dtype
+            )));
+        }
+        let float = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<_>>()?;
+        Ok(Queries { metric, float, binary: Vec::new() })
+    }
+
+    fn len(&self) -> usize {
+        self.float.len().max(self.binary.len())
+    }
+
+    /// Pushes rows `first..` (their bytes in `data`) into one top-k per query.
+    fn scan(&self, dtype: DType, dim: usize, data: &[u8], first: u64, skip: &[u64], tops: &mut [TopK]) {
+        let width = dim * dtype.size();
+        let skipped = |row: u64| !skip.is_empty() && skip.binary_search(&row).is_ok();
+        if self.metric.is_binary() {
+            for (i, row) in data.chunks_exact(width).enumerate() {
+                let ordinal = first + i as u64;
+                if skipped(ordinal) {
+                    continue;
+                }
+                for (q, top) in self.binary.iter().zip(tops.iter_mut()) {
+                    let distance = if self.metric == Metric::Hamming { hamming(q, row) as f32 } else { jaccard(q, row) };
+                    top.push(Neighbor { distance, ordinal });
+                }
+            }
+            return;
+        }
+        let converted;
+        let floats: &[f32] = match dtype {
+            DType::F32 => match bytes_as_f32(data) {
+                Some(f) => f,
+                None => {
+                    converted = data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect::<Vec<_>>();
+                    &converted
+                }
+            },
+            DType::F64 => {
+                converted = data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32).collect::<Vec<_>>();
+                &converted
+            }
+            DType::F16 => {
+                converted = data.chunks_exact(2).map(|b| f16::from_le_bytes(b.try_into().expect("2 bytes")).to_f32()).collect::<Vec<_>>();
+                &converted
+            }
+            other => unreachable!("Queries::new refuses float metrics over {other}"),
+        };
+        for (i, v) in floats.chunks_exact(dim).enumerate() {
+            let ordinal = first + i as u64;
+            if skipped(ordinal) {
+                continue;
+            }
+            for (q, top) in self.float.iter().zip(tops.iter_mut()) {
+                top.push(Neighbor { distance: q.distance(v), ordinal });
+            }
+        }
+    }
+
+    /// The k nearest rows of `data` (the rows of `info`) to each query, skipping the sorted rows `skip`.
+    pub fn search(&self, info: &ArrayInfo, data: &[u8], k: usize, skip: &[u64]) -> Vec<TopK> {
+        let (dim, width) = (info.row_elements(), info.row_bytes());
+        let rows = data.len() / width;
+        let fresh = || (0..self.len()).map(|_| TopK::new(k)).collect::<Vec<_>>();
+        let merge = |mut a: Vec<TopK>, b: Vec<TopK>| {
+            a.iter_mut().zip(b).for_each(|(x, y)| x.merge(y));
+            a
+        };
+        (0..rows.div_ceil(CHUNK_ROWS))
+            .into_par_iter()
+            .map(|c| {
+                let (start, end) = (c * CHUNK_ROWS, ((c + 1) * CHUNK_ROWS).min(rows));
+                let mut tops = fresh();
+                self.scan(info.dtype, dim, &data[start * width..end * width], start as u64, skip, &mut tops);
+                tops
+            })
+            .reduce(fresh, merge)
+    }
+}
+
+/// `data` as floats, when it is aligned for them (rows read from a store always are).
+fn bytes_as_f32(data: &[u8]) -> Option<&[f32]> {
+    // SAFETY: every bit pattern is a valid f32; align_to only yields the aligned middle part.
+    let (head, floats, tail) = unsafe { data.align_to::<f32>() };
+    (head.is_empty() && tail.is_empty()).then_some(floats)
+}
+
+/// The k nearest rows of an in-memory array to each query, nearest first.
+pub fn top_k_in_memory(array: &ArrayData, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+    let queries = Queries::new(&array.info, metric, queries)?;
+    Ok(queries.search(&array.info, &array.bytes, k, &[]).into_iter().map(TopK::into_sorted).collect())
+}
+
+impl ArrayStore {
+    /// The k nearest rows of array `name` to each query, nearest first, read straight from the
+    /// memory-mapped file (nothing is loaded first).
+    pub fn top_k(&self, name: &str, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+        let info = self.info(name)?;
+        let queries = Queries::new(&info, metric, queries)?;
+        let tops = self.read_rows(
+            name,
+            |info, data, replacing| Ok(queries.search(info, data, k, replacing)),
+            |tops, info, row, new| queries.scan(info.dtype, info.row_elements(), new, row, &[], tops),
+        )?;
+        Ok(tops.into_iter().map(TopK::into_sorted).collect())
+    }
+}
