@@ -146,3 +146,37 @@ pub fn from_column(column: &dyn Array, field: Option<&Field>) -> Result<(DType, 
     };
     Ok((dtype, row_shape, bytes))
 }
+
+/// Rows gathered from batches: their dtype, row shape and bytes.
+pub type Rows = (DType, Vec<u64>, Vec<u8>);
+
+/// The rows of a batch stream (its `value` column, or its only column), gathered for a save, an
+/// append or a replace: their dtype, row shape and bytes. Every batch must agree on the first two.
+pub fn rows_from_batches(batches: impl Iterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>>) -> Result<Option<Rows>> {
+    let mut out: Option<Rows> = None;
+    for batch in batches {
+        let batch = batch?;
+        let schema = batch.schema();
+        let at = match schema.index_of(VALUE_COLUMN) {
+            Ok(i) => i,
+            Err(_) if batch.num_columns() == 1 => 0,
+            Err(_) => {
+                return Err(Error::invalid(format!(
+                    "array rows need a '{VALUE_COLUMN}' column (or a single column), got {:?}",
+                    schema.fields().iter().map(|f| f.name()).collect::<Vec<_>>()
+                )))
+            }
+        };
+        let (dtype, row_shape, bytes) = from_column(batch.column(at).as_ref(), Some(schema.field(at)))?;
+        match &mut out {
+            None => out = Some((dtype, row_shape, bytes.to_vec())),
+            Some((d, s, all)) => {
+                if *d != dtype || *s != row_shape {
+                    return Err(Error::invalid(format!("batches disagree: rows of {d} {s:?}, then of {dtype} {row_shape:?}")));
+                }
+                all.extend_from_slice(&bytes);
+            }
+        }
+    }
+    Ok(out)
+}

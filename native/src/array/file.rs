@@ -70,7 +70,7 @@ pub(crate) struct DataFile {
 impl DataFile {
     /// Writes a new data file holding `data` (whole rows of `row_bytes`) at `path`, which must not exist.
     pub fn create(path: &Path, row_bytes: usize, data: &[u8], durable: bool) -> Result<()> {
-        debug_assert!(row_bytes > 0 && data.len() % row_bytes == 0);
+        debug_assert!(row_bytes > 0 && data.len().is_multiple_of(row_bytes));
         let file = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| io(path, e))?;
         let mut header = vec![0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
@@ -221,7 +221,7 @@ impl DataFile {
     /// Appends whole rows; the row count is the commit.
     pub fn append(&mut self, data: &[u8], durable: bool) -> Result<u64> {
         self.check_writable()?;
-        debug_assert!(data.len() % self.row_bytes == 0);
+        debug_assert!(data.len().is_multiple_of(self.row_bytes));
         let rows = self.rows();
         let at = HEADER as u64 + rows * self.row_bytes as u64;
         self.file.write_all_at(data, at).map_err(|e| io(&self.path, e))?;
@@ -264,7 +264,7 @@ impl DataFile {
     fn apply(&mut self, indices: &[u64], data: &[u8], durable: bool) -> Result<()> {
         let seq = self.word(SEQ_AT);
         let start = seq.load(Ordering::Acquire);
-        if start % 2 == 0 {
+        if start.is_multiple_of(2) {
             seq.store(start + 1, Ordering::Release);
         }
         for (i, &row) in indices.iter().enumerate() {

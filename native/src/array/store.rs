@@ -191,7 +191,7 @@ fn check_row_shape(row_shape: &[u64]) -> Result<()> {
 
 fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u64> {
     let width = info.row_bytes();
-    if bytes % width != 0 {
+    if !bytes.is_multiple_of(width) {
         let row = if info.row_shape().is_empty() { "values".to_string() } else { format!("rows of {:?}", info.row_shape()) };
         return Err(Error::invalid(format!(
             "{what} '{}': {bytes} bytes are not whole {row} {} ({width} bytes each)",
@@ -638,4 +638,43 @@ fn overwrite_row(bytes: &mut Buffer, width: usize, at: usize, new: &[u8]) {
     let mut owned = std::mem::replace(bytes, Buffer::from_vec(Vec::<u8>::new())).into_mutable().unwrap_or_else(|shared| MutableBuffer::from(shared.as_slice().to_vec()));
     owned.as_slice_mut()[at * width..(at + 1) * width].copy_from_slice(new);
     *bytes = owned.into();
+}
+
+impl ArrayStore {
+    /// Checks that rows of `dtype` and `row_shape` fit array `name`, for an append or a replace.
+    pub fn check_rows(&self, name: &str, dtype: DType, row_shape: &[u64]) -> Result<ArrayInfo> {
+        let info = self.info(name)?;
+        if info.dtype != dtype || info.row_shape() != row_shape {
+            return Err(Error::invalid(format!(
+                "rows of {dtype} {row_shape:?} do not fit array '{name}' of {} {:?}",
+                info.dtype,
+                info.row_shape()
+            )));
+        }
+        Ok(info)
+    }
+
+    /// Array `name` as Arrow batches of up to `batch_rows` rows each (see [`super::batches`]), each
+    /// batch read consistently when it is asked for.
+    pub fn stream(self: &Arc<Self>, name: &str, batch_rows: usize) -> Result<crate::scan::BatchStream> {
+        let info = self.info(name)?;
+        let schema = super::batches::schema(info.dtype, info.row_shape());
+        let (store, name, batch_rows) = (Arc::clone(self), name.to_string(), batch_rows.max(1) as u64);
+        let mut next = 0u64;
+        let batches = std::iter::from_fn(move || {
+            let rows = match store.info(&name) {
+                Ok(i) => i.rows(),
+                Err(e) => return Some(Err(e)),
+            };
+            if next >= rows.min(info.rows()) {
+                return None;
+            }
+            let end = (next + batch_rows).min(info.rows());
+            let batch = store.slice(&name, next, end).and_then(|a| super::batches::to_batch(&a.info, next..end, a.bytes));
+            next = end;
+            Some(batch)
+        })
+        .map(|r| r.map_err(|e| arrow::error::ArrowError::ExternalError(Box::new(e))));
+        Ok(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)))
+    }
 }

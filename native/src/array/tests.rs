@@ -350,7 +350,7 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
     let bits: Vec<u8> = rng.values(DType::U8, 500 * 8);
     store.save("bits", DType::U8, &[500, 8], &bits).unwrap();
     let query: Vec<f32> = bits[8 * 77..8 * 78].iter().map(|&b| b as f32).collect();
-    let hits = store.top_k("bits", Metric::Hamming, &[query.clone()], 3).unwrap();
+    let hits = store.top_k("bits", Metric::Hamming, std::slice::from_ref(&query), 3).unwrap();
     assert_eq!((hits[0][0].ordinal, hits[0][0].distance), (77, 0.0));
     assert_eq!(store.top_k("bits", Metric::Jaccard, &[query], 1).unwrap()[0][0].ordinal, 77);
     // Refusals.

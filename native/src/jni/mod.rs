@@ -5,6 +5,7 @@
 //! the C Data Interface: Java allocates the `ArrowArrayStream` / `ArrowSchema` struct and passes its
 //! address; Rust moves its stream or schema into it (export) or takes it over (import).
 
+mod array;
 mod handle;
 mod throw;
 

@@ -88,6 +88,14 @@ public abstract class NativeHandle implements AutoCloseable {
         }
     }
 
+    /**
+     * Frees native handle {@code handle} once {@code owner} is unreachable: for objects that hold
+     * native memory without being handles themselves (buffers over a mapping).
+     */
+    static void releaseWhenUnreachable(Object owner, long handle) {
+        CLEANER.register(owner, new Release(handle));
+    }
+
     @Override
     public String toString() {
         return description + (isClosed() ? " (closed)" : "");

@@ -1,0 +1,251 @@
+package io.hyperstream.jni;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+
+/**
+ * The array store: a directory of named N-d arrays of numpy's fixed-width dtypes, changed in place
+ * (append, replace, drop rows) without rewriting, crash safe, readable by other processes while one
+ * writes, with exact vector top-k over its 2-d float arrays.
+ *
+ * <p>Rows cross as Arrow batches through the C Data Interface: an {@code index} column (bigint, the
+ * row's position) and a {@code value} column, the element itself for a 1-d array, otherwise a
+ * fixed-size list of the row's elements in row-major order (complex numbers as float pairs); the
+ * {@code value} field's metadata {@code hyperstream.dtype} / {@code hyperstream.shape} names the
+ * dtype and row shape. Writes take any stream with a {@code value} column (or a single column) of
+ * that form; without the metadata, the element type decides the dtype and a list is one 1-d row.
+ */
+public final class ArrayStore extends NativeHandle {
+    /** numpy's dtype names, in the native library's order. */
+    private static final String[] DTYPES = {"bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
+        "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"};
+
+    /** An array's dtype (numpy's name) and shape, rows first. */
+    public record ArrayInfo(String name, String dtype, long[] shape) {
+        public long rows() {
+            return shape[0];
+        }
+
+        @Override
+        public String toString() {
+            return name + ": " + dtype + Arrays.toString(shape);
+        }
+    }
+
+    /** One query's nearest rows, nearest first, with their distances. */
+    public record Neighbors(long[] rows, float[] distances) {}
+
+    private final String root;
+
+    private ArrayStore(long handle, String root) {
+        super("array store " + root, handle);
+        this.root = root;
+    }
+
+    /**
+     * Opens the store in directory {@code root}, creating it unless {@code readOnly}. In durable
+     * mode every change is synced to the device before it returns.
+     */
+    public static ArrayStore open(String root, boolean durable, boolean readOnly) {
+        NativeLibrary.load();
+        return new ArrayStore(openNative(root, durable, readOnly), root);
+    }
+
+    public static ArrayStore open(String root) {
+        return open(root, false, false);
+    }
+
+    public String root() {
+        return root;
+    }
+
+    public List<String> names() {
+        return List.of(call(ArrayStore::namesNative));
+    }
+
+    public ArrayInfo info(String name) {
+        return infoOf(name, call(h -> infoNative(h, name)));
+    }
+
+    private static ArrayInfo infoOf(String name, long[] raw) {
+        return new ArrayInfo(name, DTYPES[(int) raw[0]], Arrays.copyOfRange(raw, 1, raw.length));
+    }
+
+    /** Creates (or replaces) array {@code name} with the rows of {@code rows}; returns its row count. */
+    public long save(BufferAllocator allocator, String name, ArrowReader rows) {
+        return write(allocator, name, 0, null, rows);
+    }
+
+    /** Appends the rows of {@code rows} (the array's dtype and row shape); returns the new row count. */
+    public long append(BufferAllocator allocator, String name, ArrowReader rows) {
+        return write(allocator, name, 1, null, rows);
+    }
+
+    /** Replaces rows {@code indices} in place with the rows of {@code rows}, one per index, in order. */
+    public void replace(BufferAllocator allocator, String name, long[] indices, ArrowReader rows) {
+        write(allocator, name, 2, indices, rows);
+    }
+
+    private long write(BufferAllocator allocator, String name, int mode, long[] indices, ArrowReader rows) {
+        return call(h -> {
+            long[] result = new long[1];
+            ArrowStreams.exportStream(allocator, rows, address -> result[0] = writeNative(h, name, mode, indices, address));
+            return result[0];
+        });
+    }
+
+    /** A copy of the whole array, as one batch. */
+    public ArrowReader load(BufferAllocator allocator, String name) {
+        return read(allocator, name, null, -1, -1);
+    }
+
+    /** Copies of rows {@code indices}, in that order (repeats allowed). */
+    public ArrowReader getRows(BufferAllocator allocator, String name, long[] indices) {
+        return read(allocator, name, indices, -1, -1);
+    }
+
+    /** A copy of rows {@code start} (inclusive) to {@code end} (exclusive). */
+    public ArrowReader slice(BufferAllocator allocator, String name, long start, long end) {
+        if (start < 0) {
+            throw new InvalidArgumentException("slice start " + start + " is negative");
+        }
+        return read(allocator, name, null, start, end);
+    }
+
+    private ArrowReader read(BufferAllocator allocator, String name, long[] indices, long start, long end) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> readNative(h, name, indices, start, end, address)));
+    }
+
+    /** The array in batches of up to {@code batchRows} rows, each read when it is asked for. */
+    public ArrowReader stream(BufferAllocator allocator, String name, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> streamNative(h, name, batchRows, address)));
+    }
+
+    /** Drops rows {@code indices}; the rows after them move up. Returns the new row count. */
+    public long dropRows(String name, long[] indices) {
+        if (indices == null) {
+            throw new InvalidArgumentException("row indices are null");
+        }
+        return call(h -> dropNative(h, name, indices));
+    }
+
+    public void dropArray(String name) {
+        run(h -> dropNative(h, name, null));
+    }
+
+    /** Saves the numpy {@code .npy} file at {@code path} as array {@code name}. */
+    public ArrayInfo importNpy(String name, String path) {
+        return infoOf(name, call(h -> npyNative(h, name, path, false)));
+    }
+
+    /** Writes array {@code name} to {@code path} as a numpy {@code .npy} file. */
+    public ArrayInfo exportNpy(String name, String path) {
+        return infoOf(name, call(h -> npyNative(h, name, path, true)));
+    }
+
+    /**
+     * The {@code k} rows of 2-d array {@code name} nearest to each query under {@code metric}
+     * ({@code l2}, {@code cosine}, {@code inner_product}, {@code l1} over float arrays; {@code hamming},
+     * {@code jaccard} over bit-packed uint8 rows, query bytes given as 0..255), read straight from the
+     * mapped file in one pass for all queries.
+     */
+    public List<Neighbors> topK(String name, String metric, float[][] queries, int k) {
+        long[] raw = call(h -> topKNative(h, name, metric, queries, k));
+        List<Neighbors> out = new ArrayList<>();
+        int at = 0;
+        while (at < raw.length) {
+            int n = (int) raw[at++];
+            long[] rows = new long[n];
+            float[] distances = new float[n];
+            for (int i = 0; i < n; i++) {
+                rows[i] = raw[at++];
+                distances[i] = Float.intBitsToFloat((int) raw[at++]);
+            }
+            out.add(new Neighbors(rows, distances));
+        }
+        return out;
+    }
+
+    /**
+     * A memory-mapped view of the array's rows as counted now: no copy. Rows replaced in place later
+     * show through; rows appended later do not.
+     */
+    public LazyView lazy(String name) {
+        return new LazyView(call(h -> lazyNative(h, name)), name);
+    }
+
+    /** A memory-mapped view of an array; its buffers stay valid after it is closed, until collected. */
+    public static final class LazyView extends NativeHandle {
+        private final ArrayInfo info;
+
+        private LazyView(long handle, String name) {
+            super("lazy view of " + name, handle);
+            this.info = infoOf(name, call(LazyView::infoNative));
+        }
+
+        public ArrayInfo info() {
+            return info;
+        }
+
+        /** Bytes per row. */
+        public int rowBytes() {
+            long elements = 1;
+            for (int i = 1; i < info.shape().length; i++) {
+                elements *= info.shape()[i];
+            }
+            return (int) (elements * switch (info.dtype()) {
+                case "bool", "uint8", "int8" -> 1;
+                case "uint16", "int16", "float16" -> 2;
+                case "uint32", "int32", "float32" -> 4;
+                case "complex128" -> 16;
+                default -> 8;
+            });
+        }
+
+        /**
+         * A read-only little-endian direct buffer over rows {@code first} to {@code first + rows}
+         * of the mapping (no copy); at most 2 GiB, so ask for big arrays in parts.
+         */
+        public ByteBuffer rows(long first, long rows) {
+            if (rows == 0) {
+                return ByteBuffer.allocateDirect(0).order(ByteOrder.LITTLE_ENDIAN).asReadOnlyBuffer();
+            }
+            long[] keeper = new long[1];
+            ByteBuffer buffer = call(h -> bufferNative(h, first, rows, keeper));
+            // The mapping lives while the buffer is reachable, whatever happens to this view; the
+            // read-only view returned keeps the buffer reachable (the mapping is read-only too).
+            NativeHandle.releaseWhenUnreachable(buffer, keeper[0]);
+            return buffer.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        }
+
+        private static native long[] infoNative(long handle);
+
+        private static native ByteBuffer bufferNative(long handle, long first, long rows, long[] keeper);
+    }
+
+    private static native long openNative(String root, boolean durable, boolean readOnly);
+
+    private static native String[] namesNative(long handle);
+
+    private static native long[] infoNative(long handle, String name);
+
+    private static native long writeNative(long handle, String name, int mode, long[] indices, long streamAddress);
+
+    private static native void readNative(long handle, String name, long[] indices, long start, long end,
+            long streamAddress);
+
+    private static native void streamNative(long handle, String name, int batchRows, long streamAddress);
+
+    private static native long dropNative(long handle, String name, long[] indices);
+
+    private static native long[] npyNative(long handle, String name, String path, boolean export);
+
+    private static native long[] topKNative(long handle, String name, String metric, float[][] queries, int k);
+
+    private static native long lazyNative(long handle, String name);
+}
