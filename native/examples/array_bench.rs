@@ -31,18 +31,10 @@ fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
     }).collect())
 }
 
-/// splitmix64, for the row indices.
+/// `n` random row indices below `below`.
 fn indices(seed: u64, n: usize, below: u64) -> Vec<u64> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % below
-        })
-        .collect()
+    let mut rng = hyperstream::rand::SplitMix64(seed);
+    (0..n).map(|_| rng.below(below)).collect()
 }
 
 fn ops(store: &ArrayStore, shape: &[u64], data: &[u8], runs: usize) -> serde_json::Map<String, serde_json::Value> {

@@ -10,18 +10,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use hyperstream::array::{ArrayStore, DType, StoreOptions};
+use hyperstream::rand::splitmix64 as mix;
 
 const DIR_VAR: &str = "HYPERSTREAM_ARRAY_CRASH_DIR";
 const WIDTH: usize = 16;
 const START_ROWS: usize = 300;
 const KILLS: u64 = 24;
 
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 fn row(value: u32) -> Vec<u8> {
     (0..WIDTH).flat_map(|_| value.to_le_bytes()).collect()

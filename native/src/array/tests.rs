@@ -11,27 +11,19 @@ use super::*;
 use crate::vector::metric::reference_distance;
 use crate::vector::Metric;
 
-/// SplitMix64: deterministic test data.
-struct Rng(u64);
+use crate::rand::SplitMix64 as Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
+/// Valid test values of every dtype.
+trait Values {
     /// Valid values of `dtype` (bools 0/1, finite floats) as bytes.
+    fn values(&mut self, dtype: DType, elements: usize) -> Vec<u8>;
+}
+
+impl Values for Rng {
     fn values(&mut self, dtype: DType, elements: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(elements * dtype.size());
         for _ in 0..elements {
-            let r = self.next();
+            let r = self.next_u64();
             match dtype {
                 DType::Bool => out.push((r & 1) as u8),
                 DType::F16 => out.extend_from_slice(&half::f16::from_f32((r % 2000) as f32 / 100.0 - 10.0).to_le_bytes()),

@@ -8,7 +8,7 @@ use jni::sys::{jboolean, jint, jlong};
 use arrow::record_batch::RecordBatchReader;
 use jni::{Env, EnvUnowned};
 
-use super::{entry, export_stream, handle, import_stream, long_array, string, JniResult};
+use super::{entry, export_stream, handle, import_stream, long_array, string, string_array, JniResult};
 use crate::array::batches::{rows_from_batches, to_batch};
 use crate::array::{ArrayData, ArrayStore, DType, LazyArray, StoreOptions};
 use crate::vector::{check_k, Metric};
@@ -69,12 +69,7 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_namesNative<'l>(
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let names = store_of(handle)?.names()?;
-        let array = JObjectArray::<JString>::new(env, names.len(), JString::null())?;
-        for (i, name) in names.iter().enumerate() {
-            let value = JString::new(env, name)?;
-            array.set_element(env, i, &value)?;
-        }
-        Ok(array)
+        string_array(env, &names)
     })
 }
 

@@ -546,10 +546,18 @@ fn data_files_arg(env: &mut Env, array: &JObjectArray) -> JniResult<Vec<DataFile
 }
 
 fn data_files_out<'l>(env: &mut Env<'l>, files: &[DataFile]) -> JniResult<JObjectArray<'l, JString<'l>>> {
-    let array = JObjectArray::<JString>::new(env, files.len(), JString::null())?;
-    for (i, file) in files.iter().enumerate() {
-        let json = serde_json::to_string(file).map_err(|e| Error::Internal(e.to_string()))?;
-        let value = JString::new(env, json)?;
+    let json = files
+        .iter()
+        .map(|file| serde_json::to_string(file).map_err(|e| Error::Internal(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    string_array(env, &json)
+}
+
+/// A Java `String[]` of `values`.
+fn string_array<'l>(env: &mut Env<'l>, values: &[String]) -> JniResult<JObjectArray<'l, JString<'l>>> {
+    let array = JObjectArray::<JString>::new(env, values.len(), JString::null())?;
+    for (i, value) in values.iter().enumerate() {
+        let value = JString::new(env, value)?;
         array.set_element(env, i, &value)?;
     }
     Ok(array)

@@ -1333,22 +1333,7 @@ mod tests {
         assert!(before.iter().all(|b| after.iter().any(|a| a.file_path == b.file_path && a.file_size_in_bytes == b.file_size_in_bytes)));
     }
 
-    /// A small deterministic generator (SplitMix64) for the property tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::rand::SplitMix64 as Rng;
 
     fn random_predicate(rng: &mut Rng, depth: u32) -> Predicate {
         let column = ["k", "b", "s", "x"][rng.below(4) as usize].to_owned();

@@ -252,7 +252,7 @@ impl<'v> Builder<'v> {
                 valid.value(row).then(|| {
                     // A uniform draw in (0, 1] from the row number, so a file's levels are the same
                     // every time.
-                    let u = (splitmix(row as u64) >> 11) as f64 / (1u64 << 53) as f64;
+                    let u = (crate::rand::splitmix64(row as u64) >> 11) as f64 / (1u64 << 53) as f64;
                     ((-(1.0 - u).ln() * scale) as usize).min(MAX_LAYERS - 1) as u8
                 })
             })
@@ -441,13 +441,6 @@ impl<'v> Builder<'v> {
             kept.into_sorted_vec()
         })
     }
-}
-
-fn splitmix(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl<'a> HnswGraph<'a> {

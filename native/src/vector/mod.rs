@@ -16,15 +16,6 @@ pub use topk::{check_k, exact_top_k, Neighbor, TopK};
 /// Deterministic pseudo-random values in [-1, 1) (SplitMix64), for tests.
 #[cfg(test)]
 pub(crate) fn test_values(seed: u64, n: usize) -> Vec<f32> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
+    let mut rng = crate::rand::SplitMix64(seed);
+    (0..n).map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0).collect()
 }
