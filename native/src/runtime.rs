@@ -52,11 +52,20 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn allocated_bytes_sees_a_large_allocation() {
-        let before = super::allocated_bytes().unwrap();
-        let block = vec![1u8; 64 << 20];
-        let during = super::allocated_bytes().unwrap();
-        drop(std::hint::black_box(block));
-        assert!(during >= before + (64 << 20) - (1 << 20), "{before} -> {during}");
+        // The figure is process-wide, and tests on other threads allocate and free beside this one:
+        // one of a few tries sees the block without their noise.
+        let mut seen = Vec::new();
+        for _ in 0..20 {
+            let before = super::allocated_bytes().unwrap();
+            let block = vec![1u8; 64 << 20];
+            let during = super::allocated_bytes().unwrap();
+            drop(std::hint::black_box(block));
+            if during >= before + (64 << 20) - (1 << 20) {
+                return;
+            }
+            seen.push((before, during));
+        }
+        panic!("no try saw the 64 MiB block: {seen:?}");
     }
 }
 
