@@ -158,12 +158,15 @@ impl ArrayStore {
     /// The k nearest rows of array `name` to each query, nearest first, read straight from the
     /// memory-mapped file (nothing is loaded first).
     pub fn top_k(&self, name: &str, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
-        let info = self.info(name)?;
-        let queries = Queries::new(&info, metric, queries)?;
-        let tops = self.read_rows(
+        // The queries are checked against the array as it is read, not as it was a moment before.
+        let (_, tops) = self.read_rows(
             name,
-            |info, data, replacing| Ok(queries.search(info, data, k, replacing)),
-            |tops, info, row, new| queries.scan(info.dtype, info.row_elements(), new, row, &[], tops),
+            |info, data, replacing| {
+                let checked = Queries::new(info, metric, queries)?;
+                let tops = checked.search(info, data, k, replacing);
+                Ok((checked, tops))
+            },
+            |(checked, tops), info, row, new| checked.scan(info.dtype, info.row_elements(), new, row, &[], tops),
         )?;
         Ok(tops.into_iter().map(TopK::into_sorted).collect())
     }

@@ -661,12 +661,9 @@ impl ArrayStore {
         let schema = super::batches::schema(info.dtype, info.row_shape());
         let (store, name, batch_rows) = (Arc::clone(self), name.to_string(), batch_rows.max(1) as u64);
         let mut next = 0u64;
+        // The rows counted now; rows appended later are not streamed (as with a lazy view).
         let batches = std::iter::from_fn(move || {
-            let rows = match store.info(&name) {
-                Ok(i) => i.rows(),
-                Err(e) => return Some(Err(e)),
-            };
-            if next >= rows.min(info.rows()) {
+            if next >= info.rows() {
                 return None;
             }
             let end = (next + batch_rows).min(info.rows());
