@@ -64,6 +64,66 @@ pub fn schema(dtype: DType, row_shape: &[u64]) -> SchemaRef {
     Arc::new(Schema::new(vec![Field::new(INDEX_COLUMN, DataType::Int64, false), value_field(dtype, row_shape)]))
 }
 
+/// The element type the engines read `dtype` as: Spark and Trino have no unsigned integers and no
+/// half floats, so uint8, uint16 and uint32 widen to the next signed type, uint64 to
+/// decimal(20, 0), float16 to float32. Every value converts exactly.
+fn engine_element(dtype: DType) -> DataType {
+    match dtype {
+        DType::U8 => DataType::Int16,
+        DType::U16 => DataType::Int32,
+        DType::U32 => DataType::Int64,
+        DType::U64 => DataType::Decimal128(20, 0),
+        DType::F16 => DataType::Float32,
+        other => element_type(other).0,
+    }
+}
+
+/// `field` with elements of `element` in place of its own (same name, list size and metadata).
+fn with_element(field: &Field, element: DataType) -> Field {
+    let data_type = match field.data_type() {
+        DataType::FixedSizeList(item, size) => DataType::FixedSizeList(Arc::new(item.as_ref().clone().with_data_type(element)), *size),
+        _ => element,
+    };
+    field.clone().with_data_type(data_type)
+}
+
+/// The schema of an array's batches in the engines' types (see [`to_engine`]).
+pub fn engine_schema(dtype: DType, row_shape: &[u64]) -> SchemaRef {
+    let value = with_element(&value_field(dtype, row_shape), engine_element(dtype));
+    Arc::new(Schema::new(vec![Field::new(INDEX_COLUMN, DataType::Int64, false), value]))
+}
+
+/// A batch of [`to_batch`] with its values converted to the engines' types ([`engine_element`]);
+/// the field metadata still names the stored dtype.
+pub fn to_engine(batch: RecordBatch) -> Result<RecordBatch> {
+    let field = batch.schema().field(1).clone();
+    let dtype = DType::parse(field.metadata().get(DTYPE_KEY).map(String::as_str).unwrap_or_default())?;
+    let target = with_element(&field, engine_element(dtype));
+    if &target == batch.schema().field(1) {
+        return Ok(batch);
+    }
+    let value = arrow::compute::cast(batch.column(1), target.data_type())?;
+    let schema = Schema::new(vec![batch.schema().field(0).clone(), target]);
+    Ok(RecordBatch::try_new(Arc::new(schema), vec![batch.column(0).clone(), value])?)
+}
+
+/// Elements of `element` converted to `dtype`'s element type, for rows whose field names a dtype
+/// other than the one their elements have (engines write unsigned integers widened, see
+/// [`engine_element`]). Integers convert to integers and to floats, floats to floats; a value the
+/// dtype cannot hold is an error, never wrapped or rounded into range.
+fn convert_elements(elements: ArrayRef, dtype: DType) -> Result<ArrayRef> {
+    let from = elements.data_type().clone();
+    let to = element_type(dtype).0;
+    let integral = |t: &DataType| t.is_integer() || matches!(t, DataType::Decimal128(_, 0));
+    let allowed = (integral(&from) && (to.is_integer() || to.is_floating())) || (from.is_floating() && to.is_floating());
+    if !allowed {
+        return Err(Error::invalid(format!("values of {from} cannot be stored in a {dtype} array")));
+    }
+    let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+    arrow::compute::cast_with_options(&elements, &to, &options)
+        .map_err(|e| Error::invalid(format!("values of {from} do not fit a {dtype} array: {e}")))
+}
+
 /// The `value` column holding `bytes` (whole rows of `info`'s dtype and row shape).
 pub fn value_column(info: &ArrayInfo, bytes: Buffer) -> Result<ArrayRef> {
     let field = value_field(info.dtype, info.row_shape());
@@ -91,6 +151,10 @@ pub fn to_batch(info: &ArrayInfo, indices: impl IntoIterator<Item = u64>, bytes:
     Ok(RecordBatch::try_new(schema(info.dtype, info.row_shape()), vec![Arc::new(index), value])?)
 }
 
+fn unstorable(element: &DataType) -> Error {
+    Error::invalid(format!("rows of {element} cannot be stored: elements must be booleans, integers or floats"))
+}
+
 /// The dtype, row shape and row bytes of a column of rows: a fixed-size list of primitive elements
 /// (or a primitive column for a 1-d array), read as the dtype `field`'s metadata names when it is
 /// given (complex numbers, N-d rows), else as its element type and a 1-d row.
@@ -111,14 +175,12 @@ pub fn from_column(column: &dyn Array, field: Option<&Field>) -> Result<(DType, 
         return Err(Error::invalid("array elements cannot be null"));
     }
     let element = elements.data_type().clone();
-    let plain = dtype_of(&element).ok_or_else(|| {
-        Error::invalid(format!("rows of {element} cannot be stored: elements must be booleans, integers or floats"))
-    })?;
+    let plain = dtype_of(&element);
     let named = field.and_then(|f| f.metadata().get(DTYPE_KEY)).map(|d| DType::parse(d)).transpose()?;
-    let dtype = match named {
-        Some(d) if element_type(d).0 == element => d,
-        Some(d) => return Err(Error::invalid(format!("column says {DTYPE_KEY}={d} but holds {element}"))),
-        None => plain,
+    let (dtype, elements) = match named {
+        Some(d) if element_type(d).0 == element => (d, elements),
+        Some(d) => (d, convert_elements(elements, d)?),
+        None => (plain.ok_or_else(|| unstorable(&element))?, elements),
     };
     let lanes = element_type(dtype).1;
     let per_row = list_size.unwrap_or(1);

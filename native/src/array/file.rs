@@ -42,6 +42,17 @@ const JOURNAL_HEADER: usize = 32;
 /// How many times a reader retries a copy that a writer changed under it before giving up.
 const READ_ATTEMPTS: usize = 1000;
 
+/// Writes `parts` back to back from byte `at` of `file`; returns how many bytes that was.
+fn write_parts(file: &File, path: &Path, mut at: u64, parts: &[&[u8]]) -> Result<usize> {
+    let mut len = 0;
+    for part in parts {
+        file.write_all_at(part, at).map_err(|e| io(path, e))?;
+        at += part.len() as u64;
+        len += part.len();
+    }
+    Ok(len)
+}
+
 pub(crate) fn io(path: &Path, source: std::io::Error) -> Error {
     Error::Io { path: path.display().to_string(), source }
 }
@@ -68,16 +79,18 @@ pub(crate) struct DataFile {
 }
 
 impl DataFile {
-    /// Writes a new data file holding `data` (whole rows of `row_bytes`) at `path`, which must not exist.
-    pub fn create(path: &Path, row_bytes: usize, data: &[u8], durable: bool) -> Result<()> {
-        debug_assert!(row_bytes > 0 && data.len().is_multiple_of(row_bytes));
+    /// Writes a new data file holding `parts` (each whole rows of `row_bytes`, back to back) at
+    /// `path`, which must not exist.
+    pub fn create(path: &Path, row_bytes: usize, parts: &[&[u8]], durable: bool) -> Result<()> {
+        debug_assert!(row_bytes > 0 && parts.iter().all(|p| p.len().is_multiple_of(row_bytes)));
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let file = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| io(path, e))?;
         let mut header = vec![0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
-        header[ROWS_AT..ROWS_AT + 8].copy_from_slice(&((data.len() / row_bytes) as u64).to_le_bytes());
+        header[ROWS_AT..ROWS_AT + 8].copy_from_slice(&((len / row_bytes) as u64).to_le_bytes());
         header[WIDTH_AT..WIDTH_AT + 8].copy_from_slice(&(row_bytes as u64).to_le_bytes());
         file.write_all_at(&header, 0).map_err(|e| io(path, e))?;
-        file.write_all_at(data, HEADER as u64).map_err(|e| io(path, e))?;
+        write_parts(&file, path, HEADER as u64, parts)?;
         if durable {
             file.sync_all().map_err(|e| io(path, e))?;
         }
@@ -219,16 +232,16 @@ impl DataFile {
     }
 
     /// Appends whole rows; the row count is the commit.
-    pub fn append(&mut self, data: &[u8], durable: bool) -> Result<u64> {
+    pub fn append(&mut self, parts: &[&[u8]], durable: bool) -> Result<u64> {
         self.check_writable()?;
-        debug_assert!(data.len().is_multiple_of(self.row_bytes));
+        debug_assert!(parts.iter().all(|p| p.len().is_multiple_of(self.row_bytes)));
         let rows = self.rows();
         let at = HEADER as u64 + rows * self.row_bytes as u64;
-        self.file.write_all_at(data, at).map_err(|e| io(&self.path, e))?;
+        let len = write_parts(&self.file, &self.path, at, parts)?;
         if durable {
             self.file.sync_data().map_err(|e| io(&self.path, e))?;
         }
-        let new_rows = rows + (data.len() / self.row_bytes) as u64;
+        let new_rows = rows + (len / self.row_bytes) as u64;
         self.word(ROWS_AT).store(new_rows, Ordering::Release);
         if durable {
             self.header.flush().map_err(|e| io(&self.path, e))?;

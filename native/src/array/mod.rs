@@ -1,6 +1,7 @@
 //! The array store: named N-d arrays of numpy's fixed-width dtypes in a directory, changed in place
 //! (append, replace, drop) without rewriting, readable while one writer writes, and searchable.
 
+pub mod batch;
 pub mod batches;
 pub mod dtype;
 mod file;
@@ -8,6 +9,7 @@ pub mod npy;
 pub mod search;
 pub mod store;
 
+pub use batch::ArrayBatch;
 pub use dtype::DType;
 pub use store::{ArrayData, ArrayInfo, ArrayStore, LazyArray, StoreOptions};
 

@@ -105,6 +105,10 @@ struct Entry {
 }
 
 impl Entry {
+    fn of(info: &ArrayInfo, file: String) -> Entry {
+        Entry { dtype: info.dtype.name().to_string(), row_shape: info.row_shape().to_vec(), file }
+    }
+
     fn dtype(&self) -> Result<DType> {
         DType::parse(&self.dtype)
     }
@@ -189,7 +193,7 @@ fn check_row_shape(row_shape: &[u64]) -> Result<()> {
     Ok(())
 }
 
-fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u64> {
+pub(crate) fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u64> {
     let width = info.row_bytes();
     if !bytes.is_multiple_of(width) {
         let row = if info.row_shape().is_empty() { "values".to_string() } else { format!("rows of {:?}", info.row_shape()) };
@@ -199,6 +203,25 @@ fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u64> {
         )));
     }
     Ok((bytes / width) as u64)
+}
+
+/// The description of a new array `name` with rows of `row_shape` from `parts`, checked.
+pub(crate) fn new_array(name: &str, dtype: DType, row_shape: &[u64], parts: &[&[u8]]) -> Result<ArrayInfo> {
+    check_name(name)?;
+    check_row_shape(row_shape)?;
+    let mut info = ArrayInfo { name: name.to_string(), dtype, shape: [&[0], row_shape].concat() };
+    for part in parts {
+        info.shape[0] += whole_rows(&info, part.len(), "save")?;
+    }
+    Ok(info)
+}
+
+/// Checks that every row index is below the array's row count.
+pub(crate) fn check_indices(info: &ArrayInfo, indices: &[u64]) -> Result<()> {
+    match indices.iter().find(|&&i| i >= info.rows()) {
+        Some(bad) => Err(Error::invalid(format!("row {bad} is out of range for array '{}' of {} rows", info.name, info.rows()))),
+        None => Ok(()),
+    }
 }
 
 /// Copies of at least this many bytes go to memory backed by huge pages where the kernel allows them:
@@ -433,33 +456,32 @@ impl ArrayStore {
     /// Creates array `name` (replacing any array of that name) with `shape` (rows first) and `bytes`
     /// (the elements in row-major order, little-endian).
     pub fn save(&self, name: &str, dtype: DType, shape: &[u64], bytes: &[u8]) -> Result<ArrayInfo> {
-        check_name(name)?;
         if shape.is_empty() {
             return Err(Error::invalid(format!("array {name}: a shape needs at least one dimension (the rows)")));
         }
-        check_row_shape(&shape[1..])?;
-        let info = ArrayInfo { name: name.to_string(), dtype, shape: shape.to_vec() };
-        let rows = whole_rows(&info, bytes.len(), "save")?;
-        if rows != shape[0] {
+        let info = new_array(name, dtype, &shape[1..], &[bytes])?;
+        if info.rows() != shape[0] {
             return Err(Error::invalid(format!(
-                "save {name}: shape {shape:?} has {} rows but {} bytes hold {rows}",
+                "save {name}: shape {shape:?} has {} rows but {} bytes hold {}",
                 shape[0],
-                bytes.len()
+                bytes.len(),
+                info.rows()
             )));
         }
-        self.change(|state| self.save_locked(state, &info, bytes))
+        self.change(|state| self.save_locked(state, &info, &[bytes]))
     }
 
-    fn save_locked(&self, state: &mut State, info: &ArrayInfo, bytes: &[u8]) -> Result<ArrayInfo> {
+    /// Creates array `name` (replacing any array of that name) with rows of `row_shape` from `parts`
+    /// (runs of whole rows, in order), as one change.
+    pub fn save_parts(&self, name: &str, dtype: DType, row_shape: &[u64], parts: &[&[u8]]) -> Result<ArrayInfo> {
+        let info = new_array(name, dtype, row_shape, parts)?;
+        self.change(|state| self.save_locked(state, &info, parts))
+    }
+
+    fn save_locked(&self, state: &mut State, info: &ArrayInfo, parts: &[&[u8]]) -> Result<ArrayInfo> {
         let mut catalog = state.catalog.clone();
-        let file = format!("data-{}.hsa", catalog.next_file);
-        catalog.next_file += 1;
-        let path = self.root.join(&file);
-        DataFile::create(&path, info.row_bytes(), bytes, self.options.durable)?;
-        let old = catalog.arrays.insert(
-            info.name.clone(),
-            Entry { dtype: info.dtype.name().to_string(), row_shape: info.row_shape().to_vec(), file },
-        );
+        let (file, path) = self.new_data_file(&mut catalog, info, parts)?;
+        let old = catalog.arrays.insert(info.name.clone(), Entry::of(info, file));
         if let Err(e) = self.write_catalog(state, catalog) {
             let _ = std::fs::remove_file(&path);
             return Err(e);
@@ -468,6 +490,49 @@ impl ArrayStore {
             self.remove_data_file(&old.file);
         }
         Ok(info.clone())
+    }
+
+    /// Writes a data file for `info` holding `parts`, under the next file name of `catalog`.
+    fn new_data_file(&self, catalog: &mut Catalog, info: &ArrayInfo, parts: &[&[u8]]) -> Result<(String, PathBuf)> {
+        let file = format!("data-{}.hsa", catalog.next_file);
+        catalog.next_file += 1;
+        let path = self.root.join(&file);
+        DataFile::create(&path, info.row_bytes(), parts, self.options.durable)?;
+        Ok((file, path))
+    }
+
+    /// Commits several arrays' new contents (`None`: dropped) with one catalog replacement, for
+    /// [`super::batch::ArrayBatch::flush`].
+    pub(crate) fn commit_changes(&self, changes: &[(String, Option<(&ArrayInfo, &[u8])>)]) -> Result<()> {
+        self.change(|state| {
+            let mut catalog = state.catalog.clone();
+            let mut created = Vec::new();
+            let mut replaced = Vec::new();
+            let written = (|| {
+                for (name, change) in changes {
+                    let old = match change {
+                        Some((info, bytes)) => {
+                            let (file, path) = self.new_data_file(&mut catalog, info, &[bytes])?;
+                            created.push(path);
+                            catalog.arrays.insert(name.clone(), Entry::of(info, file))
+                        }
+                        None => catalog.arrays.remove(name),
+                    };
+                    replaced.extend(old.map(|e| e.file));
+                }
+                self.write_catalog(state, catalog)
+            })();
+            if let Err(e) = written {
+                for path in created {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+            for file in replaced {
+                self.remove_data_file(&file);
+            }
+            Ok(())
+        })
     }
 
     fn remove_data_file(&self, file: &str) {
@@ -499,9 +564,7 @@ impl ArrayStore {
         self.read_rows(
             name,
             |info, data, _| {
-                if let Some(bad) = indices.iter().find(|&&i| i >= info.rows()) {
-                    return Err(Error::invalid(format!("row {bad} is out of range for array '{name}' of {} rows", info.rows())));
-                }
+                check_indices(info, indices)?;
                 let mut info = info.clone();
                 info.shape[0] = indices.len() as u64;
                 Ok(ArrayData { bytes: gather(data, info.row_bytes(), indices.iter().copied()), info })
@@ -563,12 +626,47 @@ impl ArrayStore {
     /// Appends rows (whole rows of the array's dtype and row shape) to array `name`; returns the new
     /// row count.
     pub fn append(&self, name: &str, bytes: &[u8]) -> Result<u64> {
+        self.change(|state| self.append_locked(state, name, &[bytes]))
+    }
+
+    fn append_locked(&self, state: &mut State, name: &str, parts: &[&[u8]]) -> Result<u64> {
+        let info = self.info_locked(state, name)?;
+        for part in parts {
+            whole_rows(&info, part.len(), "append to")?;
+        }
+        let file = self.file(state, name)?;
+        file.recover()?;
+        file.append(parts, self.options.durable)
+    }
+
+    /// Moves arrays `parts` of `staging` (what engine tasks wrote, one array each) into array `name`
+    /// as one change: appended in order, or making the array anew when `overwrite` or when there is
+    /// none. The parts must agree on dtype and row shape, with each other and with the array they
+    /// join; nothing changes otherwise. Returns the array as it then is.
+    pub fn commit_parts(&self, name: &str, staging: &ArrayStore, parts: &[String], overwrite: bool) -> Result<ArrayInfo> {
+        let views = parts.iter().map(|p| staging.lazy(p)).collect::<Result<Vec<_>>>()?;
+        let Some(first) = views.first().map(|v| v.info.clone()) else {
+            return Err(Error::invalid(format!("commit to array '{name}': no parts to commit")));
+        };
+        if let Some(odd) = views.iter().find(|v| v.info.dtype != first.dtype || v.info.row_shape() != first.row_shape()) {
+            return Err(Error::invalid(format!(
+                "commit to array '{name}': parts disagree: rows of {} {:?}, then of {} {:?}",
+                first.dtype,
+                first.row_shape(),
+                odd.info.dtype,
+                odd.info.row_shape()
+            )));
+        }
+        let bytes: Vec<&[u8]> = views.iter().map(|v| v.bytes()).collect();
+        let new = new_array(name, first.dtype, first.row_shape(), &bytes)?;
         self.change(|state| {
+            if overwrite || !state.catalog.arrays.contains_key(name) {
+                return self.save_locked(state, &new, &bytes);
+            }
             let info = self.info_locked(state, name)?;
-            whole_rows(&info, bytes.len(), "append to")?;
-            let file = self.file(state, name)?;
-            file.recover()?;
-            file.append(bytes, self.options.durable)
+            check_fits(&info, first.dtype, first.row_shape())?;
+            self.append_locked(state, name, &bytes)?;
+            self.info_locked(state, name)
         })
     }
 
@@ -581,9 +679,7 @@ impl ArrayStore {
             if rows != indices.len() as u64 {
                 return Err(Error::invalid(format!("replace rows of {name}: {} indices but {rows} rows", indices.len())));
             }
-            if let Some(bad) = indices.iter().find(|&&i| i >= info.rows()) {
-                return Err(Error::invalid(format!("row {bad} is out of range for array '{name}' of {} rows", info.rows())));
-            }
+            check_indices(&info, indices)?;
             if indices.is_empty() {
                 return Ok(());
             }
@@ -613,9 +709,7 @@ impl ArrayStore {
     pub fn drop_rows(&self, name: &str, indices: &[u64]) -> Result<u64> {
         self.change(|state| {
             let info = self.info_locked(state, name)?;
-            if let Some(bad) = indices.iter().find(|&&i| i >= info.rows()) {
-                return Err(Error::invalid(format!("row {bad} is out of range for array '{name}' of {} rows", info.rows())));
-            }
+            check_indices(&info, indices)?;
             let mut dropped = roaring::RoaringTreemap::new();
             dropped.extend(indices.iter().copied());
             let file = self.file(state, name)?;
@@ -627,10 +721,23 @@ impl ArrayStore {
             let mut shape = info.shape.clone();
             shape[0] = kept.len() as u64;
             let new = ArrayInfo { shape, ..info };
-            self.save_locked(state, &new, &bytes)?;
+            self.save_locked(state, &new, &[&bytes])?;
             Ok(new.rows())
         })
     }
+}
+
+/// Checks that rows of `dtype` and `row_shape` fit the array `info` describes.
+pub(crate) fn check_fits(info: &ArrayInfo, dtype: DType, row_shape: &[u64]) -> Result<()> {
+    if info.dtype != dtype || info.row_shape() != row_shape {
+        return Err(Error::invalid(format!(
+            "rows of {dtype} {row_shape:?} do not fit array '{}' of {} {:?}",
+            info.name,
+            info.dtype,
+            info.row_shape()
+        )));
+    }
+    Ok(())
 }
 
 /// Sets row `at` of `bytes` (rows of `width`) to `new`.
@@ -644,32 +751,36 @@ impl ArrayStore {
     /// Checks that rows of `dtype` and `row_shape` fit array `name`, for an append or a replace.
     pub fn check_rows(&self, name: &str, dtype: DType, row_shape: &[u64]) -> Result<ArrayInfo> {
         let info = self.info(name)?;
-        if info.dtype != dtype || info.row_shape() != row_shape {
-            return Err(Error::invalid(format!(
-                "rows of {dtype} {row_shape:?} do not fit array '{name}' of {} {:?}",
-                info.dtype,
-                info.row_shape()
-            )));
-        }
+        check_fits(&info, dtype, row_shape)?;
         Ok(info)
     }
 
     /// Array `name` as Arrow batches of up to `batch_rows` rows each (see [`super::batches`]), each
     /// batch read consistently when it is asked for.
     pub fn stream(self: &Arc<Self>, name: &str, batch_rows: usize) -> Result<crate::scan::BatchStream> {
-        let info = self.info(name)?;
-        let schema = super::batches::schema(info.dtype, info.row_shape());
-        let (store, name, batch_rows) = (Arc::clone(self), name.to_string(), batch_rows.max(1) as u64);
-        let mut next = 0u64;
         // The rows counted now; rows appended later are not streamed (as with a lazy view).
+        let rows = self.info(name)?.rows();
+        self.stream_rows(name, 0, rows, batch_rows, false)
+    }
+
+    /// Rows `start..end` of array `name` as Arrow batches of up to `batch_rows` rows each, in the
+    /// engines' types when `engine` (see [`super::batches::to_engine`]): one split of an engine scan.
+    pub fn stream_rows(self: &Arc<Self>, name: &str, start: u64, end: u64, batch_rows: usize, engine: bool) -> Result<crate::scan::BatchStream> {
+        let info = self.info(name)?;
+        if start > end || end > info.rows() {
+            return Err(Error::invalid(format!("rows {start}..{end} are out of range for array '{name}' of {} rows", info.rows())));
+        }
+        let schema = if engine { super::batches::engine_schema(info.dtype, info.row_shape()) } else { super::batches::schema(info.dtype, info.row_shape()) };
+        let (store, name, batch_rows) = (Arc::clone(self), name.to_string(), batch_rows.max(1) as u64);
+        let mut next = start;
         let batches = std::iter::from_fn(move || {
-            if next >= info.rows() {
+            if next >= end {
                 return None;
             }
-            let end = (next + batch_rows).min(info.rows());
-            let batch = store.slice(&name, next, end).and_then(|a| super::batches::to_batch(&a.info, next..end, a.bytes));
-            next = end;
-            Some(batch)
+            let stop = (next + batch_rows).min(end);
+            let batch = store.slice(&name, next, stop).and_then(|a| super::batches::to_batch(&a.info, next..stop, a.bytes));
+            next = stop;
+            Some(if engine { batch.and_then(super::batches::to_engine) } else { batch })
         })
         .map(|r| r.map_err(|e| arrow::error::ArrowError::ExternalError(Box::new(e))));
         Ok(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)))

@@ -366,3 +366,120 @@ fn top_k_during_a_replace_sees_the_new_rows() {
     let hits = reader.top_k("v", Metric::L2, &[vec![-5.0, 0.0]], 2).unwrap();
     assert_eq!(hits[0].iter().map(|n| n.ordinal).collect::<Vec<_>>(), vec![50, 0]);
 }
+
+#[test]
+fn engine_batches_convert_back_to_exactly_the_stored_rows() {
+    let mut rng = Rng(5);
+    for dtype in DType::ALL {
+        for row_shape in [vec![], vec![3], vec![2, 2]] {
+            let info = ArrayInfo { name: "a".into(), dtype, shape: [&[40u64][..], &row_shape].concat() };
+            let bytes = rng.values(dtype, 40 * info.row_elements());
+            let batch = to_batch(&info, 0..40, arrow::buffer::Buffer::from_vec(bytes.clone())).unwrap();
+            let engine = super::batches::to_engine(batch).unwrap();
+            assert_eq!(engine.schema(), super::batches::engine_schema(dtype, &row_shape), "{dtype}");
+            let field = engine.schema().field(1).clone();
+            let (back, shape, got) = from_column(engine.column(1).as_ref(), Some(&field)).unwrap();
+            assert_eq!((back, shape, got.as_slice()), (dtype, row_shape.clone(), bytes.as_slice()), "{dtype} {row_shape:?}");
+        }
+    }
+    // Values an engine sends that the dtype cannot hold are refused, never wrapped.
+    let named = |element: arrow::datatypes::DataType, dtype: &str| {
+        arrow::datatypes::Field::new("value", element, false)
+            .with_metadata([(super::batches::DTYPE_KEY.to_string(), dtype.to_string())])
+    };
+    let shorts = arrow::array::Int16Array::from(vec![1, 300]);
+    let e = from_column(&shorts, Some(&named(arrow::datatypes::DataType::Int16, "uint8"))).unwrap_err().to_string();
+    assert!(e.contains("do not fit a uint8 array"), "{e}");
+    let negative = arrow::array::Int64Array::from(vec![-1]);
+    assert!(from_column(&negative, Some(&named(arrow::datatypes::DataType::Int64, "uint64"))).is_err());
+    let floats = arrow::array::Float32Array::from(vec![1.5]);
+    let e = from_column(&floats, Some(&named(arrow::datatypes::DataType::Float32, "int32"))).unwrap_err().to_string();
+    assert!(e.contains("values of Float32 cannot be stored in a int32 array"), "{e}");
+    let fits = arrow::array::Int16Array::from(vec![0, 255]);
+    let (dtype, _, bytes) = from_column(&fits, Some(&named(arrow::datatypes::DataType::Int16, "uint8"))).unwrap();
+    assert_eq!((dtype, bytes.as_slice()), (DType::U8, &[0u8, 255][..]));
+}
+
+#[test]
+fn batch_mode_holds_changes_until_one_flush_and_matches_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(ArrayStore::open(dir.path(), StoreOptions::default()).unwrap());
+    let mut rng = Rng(23);
+    let mut models = BTreeMap::new();
+    for (i, dtype) in [DType::F32, DType::I64, DType::U8].into_iter().enumerate() {
+        let model = Model { dtype, row_shape: vec![1 + i as u64], rows: rows_of(&rng.values(dtype, 50 * (1 + i)), dtype.size() * (1 + i)) };
+        store.save(&format!("a{i}"), dtype, &model.shape(), &model.bytes()).unwrap();
+        models.insert(format!("a{i}"), model);
+    }
+    let before = snapshot(dir.path());
+    let batch = store.batch();
+    for _ in 0..300 {
+        let name = format!("a{}", rng.below(3));
+        let model = models.get_mut(&name).unwrap();
+        let (width, elements) = (model.width(), model.width() / model.dtype.size());
+        match rng.below(3) {
+            0 => {
+                let new = rng.values(model.dtype, elements);
+                assert_eq!(batch.append(&name, &new).unwrap(), model.rows.len() as u64 + 1);
+                model.rows.push(new);
+            }
+            1 => {
+                let row = rng.below(model.rows.len() as u64);
+                let new = rng.values(model.dtype, elements);
+                batch.replace(&name, &[row], &new).unwrap();
+                model.rows[row as usize] = new;
+            }
+            _ => {
+                let row = rng.below(model.rows.len() as u64);
+                batch.drop_rows(&name, &[row]).unwrap();
+                model.rows.remove(row as usize);
+            }
+        }
+        assert_eq!(batch.load(&name).unwrap().bytes.as_slice(), model.bytes().as_slice());
+        assert_eq!(model.width(), width);
+    }
+    batch.drop_array("a2").unwrap();
+    models.remove("a2");
+    assert!(err(batch.append("a2", &[1])).contains("dropped in this batch"));
+    assert!(err(batch.replace("a0", &[10_000], &[0; 4])).contains("row 10000 is out of range"));
+    assert!(err(batch.drop_array("missing")).contains("array 'missing'"));
+    // Nothing reached the files before the flush; a failed change changed nothing in the batch.
+    assert_eq!(snapshot(dir.path()), before);
+    assert_eq!(batch.names().unwrap(), vec!["a0", "a1"]);
+    batch.flush().unwrap();
+    assert_eq!(batch.pending().unwrap(), 0);
+    let reader = ArrayStore::open(dir.path(), StoreOptions { read_only: true, ..Default::default() }).unwrap();
+    assert_eq!(reader.names().unwrap(), vec!["a0", "a1"]);
+    for (name, model) in &models {
+        assert_same(&reader, name, model);
+    }
+    assert_eq!(snapshot(dir.path()).keys().filter(|f| f.ends_with(".hsa")).count(), 2, "replaced data files stay behind");
+}
+
+#[test]
+fn staged_parts_commit_as_one_append_or_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ArrayStore::open(dir.path().join("store"), StoreOptions::default()).unwrap();
+    let staging = ArrayStore::open(dir.path().join("staging"), StoreOptions::default()).unwrap();
+    let mut rng = Rng(8);
+    let parts: Vec<Vec<u8>> = (0..3).map(|i| rng.values(DType::F32, 4 * (i + 1))).collect();
+    for (i, p) in parts.iter().enumerate() {
+        staging.save(&format!("p{i}"), DType::F32, &[(i + 1) as u64, 4], p).unwrap();
+    }
+    let names: Vec<String> = (0..3).map(|i| format!("p{i}")).collect();
+    // No array yet: the parts make it; then they append; an overwrite replaces it.
+    assert_eq!(store.commit_parts("v", &staging, &names, false).unwrap().shape, vec![6, 4]);
+    assert_eq!(store.commit_parts("v", &staging, &names[..1], false).unwrap().shape, vec![7, 4]);
+    assert_eq!(store.load("v").unwrap().bytes.as_slice(), [parts.concat(), parts[0].clone()].concat());
+    assert_eq!(store.commit_parts("v", &staging, &names[2..], true).unwrap().shape, vec![3, 4]);
+    assert_eq!(store.load("v").unwrap().bytes.as_slice(), parts[2].as_slice());
+    // Parts of another layout are refused and leave the array as it was.
+    staging.save("odd", DType::F64, &[1, 4], &[0; 32]).unwrap();
+    let before = snapshot(&dir.path().join("store"));
+    let e = err(store.commit_parts("v", &staging, &["p0".into(), "odd".into()], false));
+    assert!(e.contains("parts disagree"), "{e}");
+    let e = err(store.commit_parts("v", &staging, &["odd".into()], false));
+    assert!(e.contains("do not fit array 'v'"), "{e}");
+    assert!(err(store.commit_parts("v", &staging, &[], false)).contains("no parts"));
+    assert_eq!(snapshot(&dir.path().join("store")), before);
+}

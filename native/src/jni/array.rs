@@ -10,7 +10,7 @@ use jni::{Env, EnvUnowned};
 
 use super::{entry, export_stream, handle, import_stream, long_array, string, string_array, JniResult};
 use crate::array::batches::{rows_from_batches, to_batch};
-use crate::array::{ArrayData, ArrayStore, DType, LazyArray, StoreOptions};
+use crate::array::{ArrayBatch, ArrayData, ArrayStore, DType, LazyArray, StoreOptions};
 use crate::vector::{check_k, Metric};
 use crate::Error;
 
@@ -104,28 +104,9 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_writeNative<'l>(
     entry(&mut env, |env| {
         let store = store_of(handle)?;
         let name = string(env, &name)?;
-        let reader = import_stream(stream_address)?;
-        let schema = reader.schema();
-        let rows = rows_from_batches(reader)?;
-        let (dtype, row_shape, bytes) = match rows {
-            Some(r) => r,
-            None => {
-                // No batch: the schema alone says what the rows would be.
-                let empty = arrow::array::new_empty_array(schema.field(schema.index_of("value").unwrap_or(0)).data_type());
-                let batch = arrow::array::RecordBatch::try_new(
-                    Arc::new(arrow::datatypes::Schema::new(vec![schema.field(schema.index_of("value").unwrap_or(0)).clone()])),
-                    vec![empty],
-                )?;
-                rows_from_batches(std::iter::once(Ok(batch)))?.expect("one batch")
-            }
-        };
+        let (dtype, row_shape, bytes) = rows_of_stream(stream_address)?;
         match mode {
-            SAVE => {
-                let width = row_shape.iter().product::<u64>().max(1) as usize * dtype.size();
-                let mut shape = vec![(bytes.len() / width) as u64];
-                shape.extend(row_shape);
-                Ok(store.save(&name, dtype, &shape, &bytes)?.rows() as jlong)
-            }
+            SAVE => Ok(store.save_parts(&name, dtype, &row_shape, &[&bytes])?.rows() as jlong),
             APPEND => {
                 store.check_rows(&name, dtype, &row_shape)?;
                 Ok(store.append(&name, &bytes)? as jlong)
@@ -138,6 +119,176 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_writeNative<'l>(
             other => Err(Error::Internal(format!("unknown write mode {other}")).into()),
         }
     })
+}
+
+/// The rows of the Arrow stream at `address`: its dtype, row shape and bytes.
+fn rows_of_stream(address: jlong) -> JniResult<crate::array::batches::Rows> {
+    let reader = import_stream(address)?;
+    let schema = reader.schema();
+    if let Some(rows) = rows_from_batches(reader)? {
+        return Ok(rows);
+    }
+    // No batch: the schema alone says what the rows would be.
+    let field = schema.field(schema.index_of("value").unwrap_or(0)).clone();
+    let empty = arrow::array::new_empty_array(field.data_type());
+    let batch = arrow::array::RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(vec![field])), vec![empty])?;
+    Ok(rows_from_batches(std::iter::once(Ok(batch)))?.expect("one batch"))
+}
+
+/// Rows `start..end` of an array in batches, in the engines' types when `engine`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_scanNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    start: jlong,
+    end: jlong,
+    batch_rows: jint,
+    engine: jboolean,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let store = store_of(handle)?;
+        let (start, end) = match (u64::try_from(start), u64::try_from(end)) {
+            (Ok(s), Ok(e)) => (s, e),
+            _ => return Err(Error::invalid(format!("rows {start}..{end} are out of range")).into()),
+        };
+        let stream = store.stream_rows(&string(env, &name)?, start, end, positive_batch(batch_rows)?, engine)?;
+        export_stream(stream, stream_address)
+    })
+}
+
+fn positive_batch(batch_rows: jint) -> JniResult<usize> {
+    if batch_rows <= 0 {
+        return Err(Error::invalid(format!("batch rows must be positive, got {batch_rows}")).into());
+    }
+    Ok(batch_rows as usize)
+}
+
+/// Moves staged parts (arrays of the store at `staging`) into an array as one change.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_commitNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    staging: JString<'l>,
+    parts: JObjectArray<'l, JString<'l>>,
+    overwrite: jboolean,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let store = store_of(handle)?;
+        let (name, staging) = (string(env, &name)?, string(env, &staging)?);
+        let mut names = Vec::new();
+        for i in 0..parts.len(env)? {
+            let part = parts.get_element(env, i)?;
+            names.push(string(env, &part)?);
+        }
+        let staged = ArrayStore::open(staging, StoreOptions { read_only: true, ..Default::default() })?;
+        let info = store.commit_parts(&name, &staged, &names, overwrite)?;
+        info_out(env, &info)
+    })
+}
+
+fn batch_of(handle: jlong) -> JniResult<Arc<ArrayBatch>> {
+    // SAFETY: ArrayStore.Batch passes only handles it got from batchNative and has not released.
+    Ok(unsafe { handle::get::<ArrayBatch>(handle) }?)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_batchNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| Ok(handle::into_handle(store_of(handle)?.batch())))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_writeNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    mode: jint,
+    indices: JLongArray<'l>,
+    stream_address: jlong,
+) -> jlong {
+    entry(&mut env, |env| {
+        let batch = batch_of(handle)?;
+        let name = string(env, &name)?;
+        let (dtype, row_shape, bytes) = rows_of_stream(stream_address)?;
+        match mode {
+            SAVE => {
+                let rows = (bytes.len() / (row_shape.iter().product::<u64>() as usize * dtype.size()).max(1)) as u64;
+                Ok(batch.save(&name, dtype, &[&[rows][..], &row_shape].concat(), &bytes)?.rows() as jlong)
+            }
+            APPEND => Ok(batch.append_rows(&name, dtype, &row_shape, &bytes)? as jlong),
+            REPLACE => {
+                crate::array::store::check_fits(&batch.info(&name)?, dtype, &row_shape)?;
+                batch.replace(&name, &longs(env, &indices)?, &bytes)?;
+                Ok(0)
+            }
+            other => Err(Error::Internal(format!("unknown write mode {other}")).into()),
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_loadNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let data = batch_of(handle)?.load(&string(env, &name)?)?;
+        let rows = data.info.rows();
+        export_rows(data, 0..rows, stream_address)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_infoNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let info = batch_of(handle)?.info(&string(env, &name)?)?;
+        info_out(env, &info)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_dropNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    indices: JLongArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let batch = batch_of(handle)?;
+        let name = string(env, &name)?;
+        if indices.is_null() {
+            batch.drop_array(&name)?;
+            return Ok(0);
+        }
+        Ok(batch.drop_rows(&name, &longs(env, &indices)?)? as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_flushNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, |_| Ok(batch_of(handle)?.flush()?))
 }
 
 #[unsafe(no_mangle)]
@@ -179,10 +330,7 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_streamNative<'l>(
 ) {
     entry(&mut env, |env| {
         let store = store_of(handle)?;
-        if batch_rows <= 0 {
-            return Err(Error::invalid(format!("batch rows must be positive, got {batch_rows}")).into());
-        }
-        let stream = store.stream(&string(env, &name)?, batch_rows as usize)?;
+        let stream = store.stream(&string(env, &name)?, positive_batch(batch_rows)?)?;
         export_stream(stream, stream_address)
     })
 }

@@ -92,11 +92,105 @@ public final class ArrayStore extends NativeHandle {
     }
 
     private long write(BufferAllocator allocator, String name, int mode, long[] indices, ArrowReader rows) {
-        return call(h -> {
-            long[] result = new long[1];
-            ArrowStreams.exportStream(allocator, rows, address -> result[0] = writeNative(h, name, mode, indices, address));
-            return result[0];
-        });
+        return call(h -> exported(allocator, rows, address -> writeNative(h, name, mode, indices, address)));
+    }
+
+    /** What {@code write} returns for {@code rows} exported as a C stream at the address it gets. */
+    private static long exported(BufferAllocator allocator, ArrowReader rows, java.util.function.LongUnaryOperator write) {
+        long[] result = new long[1];
+        ArrowStreams.exportStream(allocator, rows, address -> result[0] = write.applyAsLong(address));
+        return result[0];
+    }
+
+    /**
+     * Rows {@code start} (inclusive) to {@code end} (exclusive) in batches of up to {@code batchRows}
+     * rows, each read when asked for: one split of an engine scan. With {@code engineTypes} the
+     * values come in types Spark and Trino have: uint8, uint16 and uint32 widened to the next signed
+     * integer, uint64 to decimal(20, 0), float16 to float32 (the field metadata still names the
+     * stored dtype, and writes of such values convert back, refusing any the dtype cannot hold).
+     */
+    public ArrowReader scan(BufferAllocator allocator, String name, long start, long end, int batchRows,
+            boolean engineTypes) {
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> scanNative(h, name, start, end, batchRows, engineTypes, address)));
+    }
+
+    /**
+     * Commits parts that engine tasks staged (arrays {@code parts} of the store at {@code staging})
+     * to array {@code name} as one change: appended in order, or making the array anew when {@code
+     * overwrite} or when there is none. The parts must agree on dtype and row shape with each other
+     * and with the array they join; nothing changes otherwise. Returns the array as it then is.
+     */
+    public ArrayInfo commitParts(String name, String staging, List<String> parts, boolean overwrite) {
+        String[] names = parts.toArray(String[]::new);
+        return infoOf(name, call(h -> commitNative(h, name, staging, names, overwrite)));
+    }
+
+    /**
+     * A batch of changes held in memory until {@link Batch#flush()}, which writes every array it
+     * touched once and commits them all with one catalog change. Closing a batch discards what it
+     * did not flush.
+     */
+    public Batch batch() {
+        return new Batch(call(ArrayStore::batchNative), root);
+    }
+
+    /** Changes to a store held in memory (see {@link ArrayStore#batch()}). */
+    public static final class Batch extends NativeHandle {
+        private Batch(long handle, String root) {
+            super("array batch of " + root, handle);
+        }
+
+        public ArrayInfo info(String name) {
+            return infoOf(name, call(h -> infoNative(h, name)));
+        }
+
+        public long save(BufferAllocator allocator, String name, ArrowReader rows) {
+            return write(allocator, name, 0, null, rows);
+        }
+
+        public long append(BufferAllocator allocator, String name, ArrowReader rows) {
+            return write(allocator, name, 1, null, rows);
+        }
+
+        public void replace(BufferAllocator allocator, String name, long[] indices, ArrowReader rows) {
+            write(allocator, name, 2, indices, rows);
+        }
+
+        private long write(BufferAllocator allocator, String name, int mode, long[] indices, ArrowReader rows) {
+            return call(h -> exported(allocator, rows, address -> writeNative(h, name, mode, indices, address)));
+        }
+
+        /** A copy of the array with the batch's changes. */
+        public ArrowReader load(BufferAllocator allocator, String name) {
+            return call(h -> ArrowStreams.importStream(allocator, address -> loadNative(h, name, address)));
+        }
+
+        public long dropRows(String name, long[] indices) {
+            if (indices == null) {
+                throw new InvalidArgumentException("row indices are null");
+            }
+            return call(h -> dropNative(h, name, indices));
+        }
+
+        public void dropArray(String name) {
+            run(h -> dropNative(h, name, null));
+        }
+
+        /** Writes the changes as one commit; the batch is empty afterwards. */
+        public void flush() {
+            run(Batch::flushNative);
+        }
+
+        private static native long[] infoNative(long handle, String name);
+
+        private static native long writeNative(long handle, String name, int mode, long[] indices, long streamAddress);
+
+        private static native void loadNative(long handle, String name, long streamAddress);
+
+        private static native long dropNative(long handle, String name, long[] indices);
+
+        private static native void flushNative(long handle);
     }
 
     /** A copy of the whole array, as one batch. */
@@ -238,6 +332,13 @@ public final class ArrayStore extends NativeHandle {
 
     private static native void readNative(long handle, String name, long[] indices, long start, long end,
             long streamAddress);
+
+    private static native void scanNative(long handle, String name, long start, long end, int batchRows,
+            boolean engineTypes, long streamAddress);
+
+    private static native long[] commitNative(long handle, String name, String staging, String[] parts, boolean overwrite);
+
+    private static native long batchNative(long handle);
 
     private static native void streamNative(long handle, String name, int batchRows, long streamAddress);
 

@@ -237,6 +237,52 @@ class ArrayStoreTest {
         }
     }
 
+    @Test
+    void aBatchHoldsChangesUntilFlushAndStagedPartsCommitTogether() throws Exception {
+        Random random = new Random(5);
+        List<float[]> model = random(random, 20);
+        try (ArrayStore store = ArrayStore.open(dir.resolve("s").toString());
+                ArrayStore other = ArrayStore.open(dir.resolve("s").toString(), false, true)) {
+            store.save(allocator, "emb", rows(model, DIM));
+            try (ArrayStore.Batch batch = store.batch()) {
+                for (int i = 0; i < 50; i++) {
+                    List<float[]> row = random(random, 1);
+                    batch.append(allocator, "emb", rows(row, DIM));
+                    model.add(row.get(0));
+                }
+                List<float[]> replacement = random(random, 1);
+                batch.replace(allocator, "emb", new long[] {4}, rows(replacement, DIM));
+                model.set(4, replacement.get(0));
+                assertEquals(69, batch.dropRows("emb", new long[] {0}));
+                model.remove(0);
+                assertArrayEquals(new long[] {69, DIM}, batch.info("emb").shape());
+                assertRows(model, read(batch.load(allocator, "emb"), new ArrayList<>()));
+                // Nothing is visible to other readers before the flush.
+                assertArrayEquals(new long[] {20, DIM}, other.info("emb").shape());
+                batch.flush();
+            }
+            assertRows(model, read(other.load(allocator, "emb"), new ArrayList<>()));
+
+            // Staged parts (one per engine task) commit as one append.
+            String staging = dir.resolve("staging").toString();
+            List<float[]> first = random(random, 7);
+            List<float[]> second = random(random, 3);
+            try (ArrayStore parts = ArrayStore.open(staging)) {
+                parts.save(allocator, "p1", rows(first, DIM));
+                parts.save(allocator, "p0", rows(second, DIM));
+            }
+            assertArrayEquals(new long[] {79, DIM}, store.commitParts("emb", staging, List.of("p1", "p0"), false).shape());
+            model.addAll(first);
+            model.addAll(second);
+            List<Long> positions = new ArrayList<>();
+            assertRows(model.subList(60, 79), read(store.scan(allocator, "emb", 60, 79, 4, true), positions));
+            assertEquals(range(79).subList(60, 79), positions);
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                    () -> store.scan(allocator, "emb", 60, 80, 4, true));
+            assertTrue(e.getMessage().contains("rows 60..80 are out of range"), e.getMessage());
+        }
+    }
+
     /** Positions 0..n as a list. */
     private static List<Long> range(long n) {
         List<Long> out = new ArrayList<>();
