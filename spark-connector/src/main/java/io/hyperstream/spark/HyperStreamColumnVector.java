@@ -3,6 +3,7 @@ package io.hyperstream.spark;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
@@ -130,7 +131,10 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public Decimal getDecimal(int rowId, int precision, int scale) {
-        throw new UnsupportedOperationException("decimal columns are not supported yet");
+        if (vector.isNull(rowId)) {
+            return null;
+        }
+        return Decimal.apply(((DecimalVector) vector).getObject(rowId), precision, scale);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.ArrayStore;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import java.io.IOException;
@@ -41,6 +42,14 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
         SampleTable table = split.options().open();
         return new HyperStreamColumnarReader("spark-sample-" + split.start(), table,
                 allocator -> table.scan(allocator, split.start(), split.end(), split.options().batchRows(), split.projection()));
+    }
+
+    /** A row range of an array, in the engines' types. */
+    static HyperStreamColumnarReader arrayRows(HyperStreamArrayTable.ArrayInputPartition split) {
+        ArrayOptions options = split.options();
+        ArrayStore store = ArrayStore.open(options.path(), false, true);
+        return new HyperStreamColumnarReader("spark-array-" + split.start(), store,
+                allocator -> store.scan(allocator, options.array(), split.start(), split.end(), options.batchRows(), true));
     }
 
     /** Data files of a stored table: a filtered scan, or a vector search over all of them. */

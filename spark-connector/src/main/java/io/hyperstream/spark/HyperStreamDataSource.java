@@ -20,7 +20,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *
  * <p>Stored tables by path ({@code .load(path)}, {@code .save(path)}, options in {@link
  * PathOptions}) and the native library's generated sample table ({@code sample.rows}, options in
- * {@link SampleOptions}).
+ * {@link SampleOptions}), and arrays of an array store ({@code .option("array", name).load(storeDirectory)},
+ * options in {@link ArrayOptions}).
  */
 public final class HyperStreamDataSource implements TableProvider, DataSourceRegister {
     @Override
@@ -36,6 +37,11 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
 
     @Override
     public StructType inferSchema(CaseInsensitiveStringMap options) {
+        if (ArrayOptions.isArray(options)) {
+            ArrayOptions array = ArrayOptions.from(options);
+            return HyperStreamArrayTable.storedSchema(array).orElseThrow(() -> new NotFoundException(
+                    "array '" + array.array() + "' in array store " + array.path()));
+        }
         if (PathOptions.isPathRead(options)) {
             PathOptions path = PathOptions.from(options);
             try (BufferAllocator allocator = Allocators.child("spark-schema");
@@ -52,6 +58,9 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        if (ArrayOptions.isArray(properties)) {
+            return new HyperStreamArrayTable(ArrayOptions.from(properties), schema);
+        }
         if (PathOptions.isPathRead(properties)) {
             if (partitioning.length > 0) {
                 throw new IllegalArgumentException("partitioned HyperStream tables are not supported yet");

@@ -22,6 +22,9 @@ final class HyperStreamReaderFactory implements PartitionReaderFactory {
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+        if (partition instanceof HyperStreamArrayTable.ArrayInputPartition rows) {
+            return HyperStreamColumnarReader.arrayRows(rows);
+        }
         if (partition instanceof PathInputPartition file) {
             return HyperStreamColumnarReader.dataFile(file);
         }

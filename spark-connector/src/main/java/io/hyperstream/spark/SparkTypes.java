@@ -96,6 +96,8 @@ final class SparkTypes {
             if (f.getPrecision() == FloatingPointPrecision.DOUBLE) {
                 return DataTypes.DoubleType;
             }
+        } else if (type instanceof ArrowType.Decimal d) {
+            return DataTypes.createDecimalType(d.getPrecision(), d.getScale());
         } else if (type instanceof ArrowType.Utf8) {
             return DataTypes.StringType;
         } else if (type instanceof ArrowType.Bool) {

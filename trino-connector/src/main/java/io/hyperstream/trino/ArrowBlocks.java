@@ -5,7 +5,9 @@ import io.airlift.slice.Slices;
 import io.trino.spi.block.ArrayBlock;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.ByteArrayBlock;
+import io.trino.spi.block.Int128ArrayBlock;
 import io.trino.spi.block.IntArrayBlock;
+import io.trino.spi.block.ShortArrayBlock;
 import io.trino.spi.block.LongArrayBlock;
 import io.trino.spi.block.VariableWidthBlock;
 import java.nio.ByteBuffer;
@@ -15,6 +17,9 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.BitVectorHelper;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
@@ -43,6 +48,27 @@ final class ArrowBlocks {
             int[] values = new int[count];
             littleEndian(vector.getDataBuffer(), (long) count * Integer.BYTES).asIntBuffer().get(values);
             return new IntArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof SmallIntVector) {
+            short[] values = new short[count];
+            littleEndian(vector.getDataBuffer(), (long) count * Short.BYTES).asShortBuffer().get(values);
+            return new ShortArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof TinyIntVector) {
+            byte[] values = new byte[count];
+            vector.getDataBuffer().getBytes(0, values);
+            return new ByteArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof DecimalVector) {
+            // Arrow keeps each value as 16 little-endian bytes (low word first); Trino wants (high, low).
+            long[] words = new long[count * 2];
+            littleEndian(vector.getDataBuffer(), (long) count * 16).asLongBuffer().get(words);
+            for (int i = 0; i < words.length; i += 2) {
+                long low = words[i];
+                words[i] = words[i + 1];
+                words[i + 1] = low;
+            }
+            return new Int128ArrayBlock(count, validity(vector), words);
         }
         if (vector instanceof BitVector bits) {
             ArrowBuf data = bits.getDataBuffer();

@@ -1,16 +1,26 @@
 package io.hyperstream.trino;
 
 import io.hyperstream.jni.VectorSearch;
+import io.trino.spi.StandardErrorCode;
+import io.trino.spi.TrinoException;
 import io.trino.spi.connector.Connector;
+import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorOutputTableHandle;
+import io.trino.spi.connector.ConnectorPageSink;
+import io.trino.spi.connector.ConnectorPageSinkId;
+import io.trino.spi.connector.ConnectorPageSinkProvider;
 import io.trino.spi.connector.ConnectorPageSourceProvider;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorSplitManager;
+import io.trino.spi.connector.ConnectorTableCredentials;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.procedure.Procedure;
 import io.trino.spi.session.PropertyMetadata;
 import io.trino.spi.transaction.IsolationLevel;
+import io.trino.spi.type.Type;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /** A HyperStream catalog. */
@@ -67,6 +77,26 @@ final class HyperStreamConnector implements Connector {
     @Override
     public ConnectorPageSourceProvider getPageSourceProvider() {
         return pageSourceProvider;
+    }
+
+    @Override
+    public ConnectorPageSinkProvider getPageSinkProvider() {
+        return new ConnectorPageSinkProvider() {
+            @Override
+            public ConnectorPageSink createPageSink(ConnectorTransactionHandle transaction, ConnectorSession session,
+                    ConnectorOutputTableHandle output, Optional<ConnectorTableCredentials> credentials, ConnectorPageSinkId id) {
+                throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "CREATE TABLE AS is not supported yet");
+            }
+
+            @Override
+            public ConnectorPageSink createPageSink(ConnectorTransactionHandle transaction, ConnectorSession session,
+                    ConnectorInsertTableHandle insert, Optional<ConnectorTableCredentials> credentials, ConnectorPageSinkId id) {
+                HyperStreamArrayInsertHandle handle = (HyperStreamArrayInsertHandle) insert;
+                Type type = ArrayTables.columns(handle.array()).stream().filter(c -> c.name().equals("value"))
+                        .findFirst().orElseThrow().type();
+                return new ArrayPageSink(handle, type, id.getId());
+            }
+        };
     }
 
     @Override

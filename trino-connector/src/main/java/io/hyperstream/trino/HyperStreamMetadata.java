@@ -3,21 +3,28 @@ package io.hyperstream.trino;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
+import io.airlift.slice.Slice;
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.ArrayStore;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.TrinoException;
+import io.trino.spi.connector.Assignment;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorInsertTableHandle;
 import io.trino.spi.connector.ConnectorMetadata;
+import io.trino.spi.connector.ConnectorOutputMetadata;
 import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.ConnectorTableVersion;
-import io.trino.spi.connector.Assignment;
 import io.trino.spi.connector.Constraint;
 import io.trino.spi.connector.ConstraintApplicationResult;
+import io.trino.spi.connector.PointerType;
 import io.trino.spi.connector.ProjectionApplicationResult;
+import io.trino.spi.connector.RetryMode;
+import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SortItem;
 import io.trino.spi.connector.SortOrder;
 import io.trino.spi.connector.TopNApplicationResult;
@@ -26,14 +33,14 @@ import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
+import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.type.DoubleType;
-import io.trino.spi.connector.PointerType;
-import io.trino.spi.connector.SchemaTableName;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +54,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Schemas and tables of a catalog: with {@code hyperstream.root} set, every directory under it is
  * a schema and every table directory in a schema a table (read at its current snapshot, or at
  * {@code FOR VERSION AS OF <snapshot id>}); and always the schema {@code sample} with the native
- * library's generated table {@code items}.
+ * library's generated table {@code items}. A schema directory holding an array store is a schema of arrays
+ * ({@link ArrayTables}).
  */
 final class HyperStreamMetadata implements ConnectorMetadata {
     static final String SAMPLE_SCHEMA = "sample";
@@ -56,6 +64,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     static final long MAX_TOP_K = 100_000;
 
     private final HyperStreamConfig config;
+    /** Staging stores of the INSERTs in flight, by query. */
+    private final java.util.concurrent.ConcurrentHashMap<String, String> staging = new java.util.concurrent.ConcurrentHashMap<>();
 
     HyperStreamMetadata(HyperStreamConfig config) {
         this.config = config;
@@ -80,6 +90,11 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         }
     }
 
+    /** The schema's directory when it holds an array store: its arrays are the schema's tables. */
+    private Optional<Path> arrayStore(String schema) {
+        return config.root().map(root -> root.resolve(schema)).filter(ArrayTables::isStore);
+    }
+
     private Optional<Path> tableLocation(SchemaTableName name) {
         return config.root()
                 .map(root -> root.resolve(name.getSchemaName()).resolve(name.getTableName()))
@@ -89,6 +104,14 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName name,
             Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion) {
+        Optional<Path> arrays = arrayStore(name.getSchemaName());
+        if (arrays.isPresent()) {
+            if (startVersion.isPresent() || endVersion.isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "arrays have no versions");
+            }
+            return ArrayTables.names(arrays.get()).contains(name.getTableName())
+                    ? new HyperStreamArrayHandle(name.getSchemaName(), name.getTableName(), arrays.get().toString()) : null;
+        }
         if (!name.getSchemaName().equals(SAMPLE_SCHEMA)) {
             Optional<Path> location = tableLocation(name);
             if (location.isEmpty()) {
@@ -140,6 +163,10 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public ConnectorTableMetadata getTableMetadata(ConnectorSession session, ConnectorTableHandle table) {
+        if (table instanceof HyperStreamArrayHandle array) {
+            return new ConnectorTableMetadata(array.toSchemaTableName(),
+                    ArrayTables.columns(array).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList());
+        }
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
         return new ConnectorTableMetadata(handle.toSchemaTableName(),
                 columns(handle).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList());
@@ -153,6 +180,11 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                 tables.add(new SchemaTableName(SAMPLE_SCHEMA, SAMPLE_TABLE));
                 continue;
             }
+            Optional<Path> arrays = arrayStore(schema);
+            if (arrays.isPresent()) {
+                ArrayTables.names(arrays.get()).forEach(array -> tables.add(new SchemaTableName(schema, array)));
+                continue;
+            }
             config.root().ifPresent(root -> directories(root.resolve(schema)).stream()
                     .map(table -> new SchemaTableName(schema, table))
                     .filter(name -> tableLocation(name).isPresent())
@@ -164,7 +196,9 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle table) {
         Map<String, ColumnHandle> handles = new LinkedHashMap<>();
-        for (HyperStreamColumnHandle column : columns((HyperStreamTableHandle) table)) {
+        List<HyperStreamColumnHandle> columns = table instanceof HyperStreamArrayHandle array
+                ? ArrayTables.columns(array) : columns((HyperStreamTableHandle) table);
+        for (HyperStreamColumnHandle column : columns) {
             handles.put(column.name(), column);
         }
         return handles;
@@ -178,8 +212,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session,
             ConnectorTableHandle table, Constraint constraint) {
-        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
-        if (!handle.isStored() || handle.topK() > 0 || constraint.getSummary().isAll()) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.topK() > 0 || constraint.getSummary().isAll()) {
             return Optional.empty();
         }
         if (constraint.getSummary().isNone()) {
@@ -214,8 +247,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<ProjectionApplicationResult<ConnectorTableHandle>> applyProjection(ConnectorSession session,
             ConnectorTableHandle table, List<ConnectorExpression> projections, Map<String, ColumnHandle> assignments) {
-        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
-        if (!handle.isStored() || handle.topK() > 0) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.topK() > 0) {
             return Optional.empty();
         }
         VectorDistance[] chosen = {handle.distance()};
@@ -276,7 +308,9 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(ConnectorSession session,
             ConnectorTableHandle table, long topNCount, List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
-        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (!(table instanceof HyperStreamTableHandle handle)) {
+            return Optional.empty();
+        }
         VectorDistance distance = handle.distance();
         if (distance == null || sortItems.size() != 1 || topNCount <= 0 || topNCount > MAX_TOP_K) {
             return Optional.empty();
@@ -290,6 +324,35 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return Optional.empty();
         }
         return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount), true, false));
+    }
+
+    /** INSERT appends to arrays (stored tables take writes from Spark). */
+    @Override
+    public ConnectorInsertTableHandle beginInsert(ConnectorSession session, ConnectorTableHandle table,
+            List<ColumnHandle> columns, RetryMode retryMode) {
+        if (!(table instanceof HyperStreamArrayHandle array)) {
+            throw new TrinoException(NOT_SUPPORTED, "INSERT into " + table + " is not supported yet: HyperStream tables "
+                    + "take writes from Spark; arrays of array stores take INSERT");
+        }
+        HyperStreamArrayInsertHandle insert = ArrayTables.beginInsert(array, columns);
+        staging.put(session.getQueryId(), insert.staging());
+        return insert;
+    }
+
+    /** Removes what a query's INSERT staged, whether it committed or failed. */
+    @Override
+    public void cleanupQuery(ConnectorSession session) {
+        String staged = staging.remove(session.getQueryId());
+        if (staged != null) {
+            ArrayStore.discardStaging(staged);
+        }
+    }
+
+    @Override
+    public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insert,
+            List<ConnectorTableHandle> sourceTables, Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
+        ArrayTables.finishInsert((HyperStreamArrayInsertHandle) insert, fragments);
+        return Optional.empty();
     }
 
     @Override

@@ -4,6 +4,7 @@ import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_IO_ERROR;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.ArrayStore;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.Page;
@@ -55,6 +56,33 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             this.table = opened;
         } catch (RuntimeException e) {
             closeQuietly(opened);
+            allocator.close();
+            throw e;
+        }
+    }
+
+    private HyperStreamPageSource(BufferAllocator allocator, AutoCloseable source, ArrowReader reader, int[] positions) {
+        this.allocator = allocator;
+        this.table = source;
+        this.reader = reader;
+        this.positions = positions;
+        this.countOnly = positions.length == 0;
+        this.negateDistance = false;
+    }
+
+    /** Rows {@code [start, end)} of an array; the columns are read by their position (index, value). */
+    static HyperStreamPageSource array(HyperStreamArrayHandle array, HyperStreamSplit split,
+            List<HyperStreamColumnHandle> columns, int batchRows) {
+        BufferAllocator allocator = Allocators.child("trino-array-" + split.start());
+        ArrayStore store = null;
+        try {
+            store = nativeCall(() -> ArrayStore.open(array.store(), false, true));
+            ArrayStore opened = store;
+            ArrowReader reader = nativeCall(() -> opened.scan(allocator, array.tableName(), split.start(), split.end(), batchRows, true));
+            return new HyperStreamPageSource(allocator, store, reader,
+                    columns.stream().mapToInt(HyperStreamColumnHandle::ordinal).toArray());
+        } catch (RuntimeException e) {
+            closeQuietly(store);
             allocator.close();
             throw e;
         }

@@ -23,6 +23,10 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
     public ConnectorPageSource createPageSource(ConnectorTransactionHandle transaction, ConnectorSession session,
             ConnectorSplit split, ConnectorTableHandle table, Optional<ConnectorTableCredentials> credentials,
             List<ColumnHandle> columns, DynamicFilter dynamicFilter) {
+        if (table instanceof HyperStreamArrayHandle array) {
+            return HyperStreamPageSource.array(array, (HyperStreamSplit) split,
+                    columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows());
+        }
         return new HyperStreamPageSource((HyperStreamTableHandle) table, (HyperStreamSplit) split,
                 columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows(),
                 session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class));

@@ -28,6 +28,9 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
     @Override
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session,
             ConnectorTableHandle table, Set<ColumnHandle> columns, Constraint constraint) {
+        if (table instanceof HyperStreamArrayHandle array) {
+            return new FixedSplitSource(ArrayTables.splits(array, config.splitRows()));
+        }
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
         if (handle.isStored()) {
             String[] files = nativeCall(() -> {

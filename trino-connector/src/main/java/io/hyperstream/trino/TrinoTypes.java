@@ -3,7 +3,10 @@ package io.hyperstream.trino;
 import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.BigintType;
 import io.trino.spi.type.BooleanType;
+import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.DoubleType;
+import io.trino.spi.type.SmallintType;
+import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.IntegerType;
 import io.trino.spi.type.RealType;
 import io.trino.spi.type.Type;
@@ -23,6 +26,16 @@ final class TrinoTypes {
         }
         if (type instanceof ArrowType.Int i && i.getIsSigned() && i.getBitWidth() == 32) {
             return IntegerType.INTEGER;
+        }
+        if (type instanceof ArrowType.Int i && i.getIsSigned() && i.getBitWidth() == 16) {
+            return SmallintType.SMALLINT;
+        }
+        if (type instanceof ArrowType.Int i && i.getIsSigned() && i.getBitWidth() == 8) {
+            return TinyintType.TINYINT;
+        }
+        if (type instanceof ArrowType.Decimal d && d.getPrecision() > 18) {
+            // Decimals reach Trino as 128-bit values (see ArrowBlocks), so only long decimals.
+            return DecimalType.createDecimalType(d.getPrecision(), d.getScale());
         }
         if (type instanceof ArrowType.FloatingPoint f && f.getPrecision() == FloatingPointPrecision.DOUBLE) {
             return DoubleType.DOUBLE;

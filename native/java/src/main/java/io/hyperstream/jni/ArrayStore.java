@@ -126,6 +126,34 @@ public final class ArrayStore extends NativeHandle {
         return infoOf(name, call(h -> commitNative(h, name, staging, names, overwrite)));
     }
 
+    /** Where engine writers stage their parts (see {@link #commitParts}): beside the arrays, never among them. */
+    public static final String STAGING_DIR = "_staging";
+
+    /** A new, empty staging directory for one engine write to the store at {@code root}. */
+    public static String newStaging(String root) {
+        return java.nio.file.Path.of(root, STAGING_DIR, java.util.UUID.randomUUID().toString()).toString();
+    }
+
+    /** Removes a staging directory and every part in it (after a commit or an abort). */
+    public static void discardStaging(String staging) {
+        java.nio.file.Path dir = java.nio.file.Path.of(staging);
+        if (!java.nio.file.Files.exists(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dir)) {
+            for (java.nio.file.Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.deleteIfExists(path);
+            }
+        } catch (java.io.IOException e) {
+            throw new HyperStreamIOException("removing staged parts in " + staging + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Elements per row value: complex numbers are stored as two floats. */
+    public static int lanes(String dtype) {
+        return dtype.startsWith("complex") ? 2 : 1;
+    }
+
     /**
      * A batch of changes held in memory until {@link Batch#flush()}, which writes every array it
      * touched once and commits them all with one catalog change. Closing a batch discards what it

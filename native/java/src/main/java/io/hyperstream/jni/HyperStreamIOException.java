@@ -7,4 +7,8 @@ public class HyperStreamIOException extends HyperStreamException {
     public HyperStreamIOException(String message) {
         super(message);
     }
+
+    public HyperStreamIOException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }
