@@ -47,11 +47,7 @@ record ArrayLayout(int ordinal, DataType sparkType, String dtype, long[] shape) 
 
     /** Elements of one row's list: the row shape's, complex numbers counting two. */
     int rowElements() {
-        long n = dtype == null ? 1 : ArrayStore.lanes(dtype);
-        for (long d : shape) {
-            n *= d;
-        }
-        return Math.toIntExact(n);
+        return ArrayStore.listSize(dtype, shape);
     }
 
     /** The Arrow schema of staged rows whose lists hold {@code listSize} elements. */

@@ -108,6 +108,41 @@ class SparkArrayTest {
     }
 
     @Test
+    void everyRealDtypeRoundTripsThroughSpark() {
+        String store = dir.resolve("store").toString();
+        // dtype, the written value for row id, and the Spark type it reads back as.
+        String[][] cases = {
+            {"bool", "id % 3 = 0", "boolean"},
+            {"int8", "tinyint(id % 100 - 50)", "tinyint"},
+            {"uint8", "int(id % 256)", "smallint"},
+            {"int16", "smallint(id * 7 - 15000)", "smallint"},
+            {"uint16", "int(id * 60)", "int"},
+            {"int32", "int(id * -100003)", "int"},
+            {"uint32", "id * 4000000", "bigint"},
+            {"int64", "id * -3000000000000", "bigint"},
+            {"uint64", "cast(id as decimal(20, 0)) * 18000000000000000", "decimal(20,0)"},
+            {"float16", "float(id % 100) / 4", "float"},
+            {"float32", "float(id) / 8", "float"},
+            {"float64", "double(id) / 3", "double"},
+        };
+        for (String[] c : cases) {
+            Dataset<Row> source = spark.range(0, 1000, 1, 2).selectExpr("id", c[1] + " as value");
+            source.write().format("hyperstream").option("array", c[0]).option("dtype", c[0]).mode("append").save(store);
+            Dataset<Row> back = read(store, c[0], 300);
+            assertEquals("struct<index:bigint,value:" + c[2] + ">", back.schema().simpleString(), c[0]);
+            long wrong = back.join(source.withColumnRenamed("value", "expected"), back.col("index").equalTo(source.col("id")))
+                    .where("value != expected").count();
+            assertEquals(0, wrong, c[0]);
+            assertEquals(1000, back.count(), c[0]);
+        }
+        try (ArrayStore native_ = ArrayStore.open(store, false, true)) {
+            for (String[] c : cases) {
+                assertEquals(c[0], native_.info(c[0]).dtype());
+            }
+        }
+    }
+
+    @Test
     void badArrayWritesAndReadsNameTheProblem() {
         String store = dir.resolve("store").toString();
         vectors(0, 10).write().format("hyperstream").option("array", "emb").mode("append").save(store);

@@ -25,10 +25,6 @@ public record HyperStreamArrayInsertHandle(
 
     /** Elements of one row's list (complex numbers count two). */
     int rowElements() {
-        long n = io.hyperstream.jni.ArrayStore.lanes(dtype);
-        for (long d : rowShape) {
-            n *= d;
-        }
-        return Math.toIntExact(n);
+        return io.hyperstream.jni.ArrayStore.listSize(dtype, rowShape.stream().mapToLong(Long::longValue).toArray());
     }
 }

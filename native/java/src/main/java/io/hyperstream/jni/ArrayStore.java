@@ -24,11 +24,22 @@ public final class ArrayStore extends NativeHandle {
     /** numpy's dtype names, in the native library's order. */
     private static final String[] DTYPES = {"bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
         "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"};
+    /** Bytes per element of each of {@link #DTYPES}. */
+    private static final int[] DTYPE_SIZES = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
 
     /** An array's dtype (numpy's name) and shape, rows first. */
     public record ArrayInfo(String name, String dtype, long[] shape) {
         public long rows() {
             return shape[0];
+        }
+
+        /** Bytes per row: the row shape's elements times the dtype's size. */
+        public int rowBytes() {
+            long elements = 1;
+            for (int i = 1; i < shape.length; i++) {
+                elements *= shape[i];
+            }
+            return Math.toIntExact(elements * DTYPE_SIZES[Arrays.asList(DTYPES).indexOf(dtype)]);
         }
 
         @Override
@@ -149,9 +160,16 @@ public final class ArrayStore extends NativeHandle {
         }
     }
 
-    /** Elements per row value: complex numbers are stored as two floats. */
-    public static int lanes(String dtype) {
-        return dtype.startsWith("complex") ? 2 : 1;
+    /**
+     * Elements in the Arrow list of one row of {@code rowShape}: complex numbers count two (a
+     * {@code null} dtype counts one).
+     */
+    public static int listSize(String dtype, long[] rowShape) {
+        long n = dtype != null && dtype.startsWith("complex") ? 2 : 1;
+        for (long d : rowShape) {
+            n *= d;
+        }
+        return Math.toIntExact(n);
     }
 
     /**
@@ -316,17 +334,7 @@ public final class ArrayStore extends NativeHandle {
 
         /** Bytes per row. */
         public int rowBytes() {
-            long elements = 1;
-            for (int i = 1; i < info.shape().length; i++) {
-                elements *= info.shape()[i];
-            }
-            return (int) (elements * switch (info.dtype()) {
-                case "bool", "uint8", "int8" -> 1;
-                case "uint16", "int16", "float16" -> 2;
-                case "uint32", "int32", "float32" -> 4;
-                case "complex128" -> 16;
-                default -> 8;
-            });
+            return info.rowBytes();
         }
 
         /**
