@@ -78,6 +78,20 @@ def main():
     for n in (100, 1000, 10_000):
         wanted = np.random.default_rng(n).integers(0, args.rows, n)
         peer[f"getitem_{n}"] = median_ms(21, lambda: npk.getitem("a", wanted))
+    one_row = new_rows[:1]
+
+    def small_200():
+        at = np.random.default_rng(6).integers(0, args.rows, 100)
+        for i in at:
+            npk.replace({"a": one_row}, [int(i)])
+            npk.append({"a": one_row})
+
+    def batch_200():
+        with npk.batch_mode():
+            small_200()
+
+    peer["small_200"] = median_ms(7, small_200)
+    peer["batch_200"] = median_ms(7, batch_200)
     npk.save({"v": vectors})
     npk.close()
     search = StreamingVectorSearch()
@@ -100,20 +114,21 @@ def main():
     plain, durable = ours["plain"], ours["durable"]
     print(f"array store, {args.rows:,} x 10 f32 ({args.rows * 40 / 1e6:.0f} MB); top-10 over {args.rows:,} x 128 f32;"
           f" medians; NumPack {numpack.__version__}; {ours['threads']} threads")
-    print(f"{'workload':26} {'ours ms':>10} {'NumPack ms':>11} {'ratio':>7} {'durable ms':>11}")
+    print(f"{'workload':28} {'ours ms':>10} {'NumPack ms':>11} {'ratio':>7} {'durable ms':>11}")
     rows = [("save", "save"), ("load (full copy)", "load"), ("lazy load (mmap)", "lazy"),
             ("replace 100 rows", "replace_100"), ("append 100 rows", "append_100"),
             ("getitem 100 random", "getitem_100"), ("getitem 1K random", "getitem_1000"),
-            ("getitem 10K random", "getitem_10000")]
+            ("getitem 10K random", "getitem_10000"), ("100 x (1-row replace+append)", "small_200"),
+            ("the same in batch mode", "batch_200")]
     for label, key in rows:
-        print(f"{label:26} {plain[key]:10.4f} {peer[key]:11.4f} {plain[key] / peer[key]:7.3f} {durable[key]:11.4f}")
-    print(f"{'streaming top-10, 1 query':26} {ours['topk_stream']:10.3f} {peer['topk_stream']:11.3f}"
+        print(f"{label:28} {plain[key]:10.4f} {peer[key]:11.4f} {plain[key] / peer[key]:7.3f} {durable[key]:11.4f}")
+    print(f"{'streaming top-10, 1 query':28} {ours['topk_stream']:10.3f} {peer['topk_stream']:11.3f}"
           f" {ours['topk_stream'] / peer['topk_stream']:7.3f}"
           f"   (ours batched: {ours['topk_batched_per_query']:.3f} ms per query)")
-    print(f"{'vs NPY':26} {'ours ms':>10} {'NPY ms':>11} {'ratio':>7}")
-    print(f"{'save':26} {plain['save']:10.3f} {npy_save:11.3f} {plain['save'] / npy_save:7.3f}")
-    print(f"{'full load':26} {plain['load']:10.3f} {npy_load:11.3f} {plain['load'] / npy_load:7.3f}   (target <= 1.1)")
-    print(f"{'lazy load / mmap':26} {plain['lazy']:10.4f} {npy_mmap:11.4f} {plain['lazy'] / npy_mmap:7.3f}")
+    print(f"{'vs NPY':28} {'ours ms':>10} {'NPY ms':>11} {'ratio':>7}")
+    print(f"{'save':28} {plain['save']:10.3f} {npy_save:11.3f} {plain['save'] / npy_save:7.3f}")
+    print(f"{'full load':28} {plain['load']:10.3f} {npy_load:11.3f} {plain['load'] / npy_load:7.3f}   (target <= 1.1)")
+    print(f"{'lazy load / mmap':28} {plain['lazy']:10.4f} {npy_mmap:11.4f} {plain['lazy'] / npy_mmap:7.3f}")
     print(f"top-10 rows shared with NumPack: {agree:.3f}")
     print("command: python3 bench/array_store.py " + " ".join(a for a in sys.argv[1:] if a != "--inner"))
 

@@ -8,6 +8,7 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use common::median;
@@ -37,7 +38,7 @@ fn indices(seed: u64, n: usize, below: u64) -> Vec<u64> {
     (0..n).map(|_| rng.below(below)).collect()
 }
 
-fn ops(store: &ArrayStore, shape: &[u64], data: &[u8], runs: usize) -> serde_json::Map<String, serde_json::Value> {
+fn ops(store: &Arc<ArrayStore>, shape: &[u64], data: &[u8], runs: usize) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     let mut put = |k: &str, v: f64| {
         out.insert(k.to_string(), v.into());
@@ -69,6 +70,22 @@ fn ops(store: &ArrayStore, shape: &[u64], data: &[u8], runs: usize) -> serde_jso
         let wanted = indices(n as u64, n, rows);
         put(&format!("getitem_{n}"), time_ms(runs, || drop(store.get_rows("a", &wanted).unwrap())));
     }
+    // 100 one-row replaces and 100 one-row appends: each on its own, then in one batch (one flush).
+    let row = &new_rows[..row_bytes];
+    put("small_200", time_ms(runs.min(7), || {
+        for at in indices(5, 100, rows) {
+            store.replace("a", &[at], row).unwrap();
+            store.append("a", row).unwrap();
+        }
+    }));
+    put("batch_200", time_ms(runs.min(7), || {
+        let batch = store.batch();
+        for at in indices(6, 100, rows) {
+            batch.replace("a", &[at], row).unwrap();
+            batch.append("a", row).unwrap();
+        }
+        batch.flush().unwrap();
+    }));
     out
 }
 
@@ -86,9 +103,9 @@ fn main() {
     let dim = vshape[1] as usize;
     assert_eq!(qshape[1] as usize, dim);
 
-    let store = ArrayStore::open(dir.join("plain"), StoreOptions::default()).unwrap();
+    let store = Arc::new(ArrayStore::open(dir.join("plain"), StoreOptions::default()).unwrap());
     let plain = ops(&store, &shape, &data, 21);
-    let durable_store = ArrayStore::open(dir.join("durable"), StoreOptions { durable: true, ..Default::default() }).unwrap();
+    let durable_store = Arc::new(ArrayStore::open(dir.join("durable"), StoreOptions { durable: true, ..Default::default() }).unwrap());
     let durable = ops(&durable_store, &shape, &data, 7);
 
     store.save("v", DType::F32, &vshape, &vectors).unwrap();

@@ -1,6 +1,8 @@
 //! Batch mode: changes to a store kept in memory and written at once. Many small appends and
-//! replacements then cost one write per array touched instead of one each, and the whole batch
-//! commits as one catalog change: readers see all of its changes or none of them.
+//! replacements then cost one write each per array instead of one each: rows replaced and appended
+//! go into the array's data file in place (one journaled replace of every row, then one append),
+//! while arrays made, rewritten (a drop of rows) or dropped commit together with one catalog
+//! change.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -8,22 +10,34 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use arrow::buffer::Buffer;
 
 use super::dtype::DType;
-use super::store::{check_fits, check_indices, ArrayData, ArrayInfo, ArrayStore};
+use super::store::{check_fits, check_indices, whole_rows, ArrayData, ArrayInfo, ArrayStore};
 use crate::{Error, Result};
 
 /// An array as the batch holds it.
-struct Held {
-    info: ArrayInfo,
-    bytes: Vec<u8>,
+enum Held {
+    /// Changes to the stored array's first `base_rows` rows (`replaced`, by row) and rows after
+    /// them (`appended`): flushed in place.
+    Delta { info: ArrayInfo, base_rows: u64, replaced: BTreeMap<u64, Vec<u8>>, appended: Vec<u8> },
+    /// The whole array (after a save or a drop of rows): flushed as a new data file.
+    Whole { info: ArrayInfo, bytes: Vec<u8> },
+    Dropped,
+}
+
+impl Held {
+    fn info(&self) -> Option<&ArrayInfo> {
+        match self {
+            Held::Delta { info, .. } | Held::Whole { info, .. } => Some(info),
+            Held::Dropped => None,
+        }
+    }
 }
 
 /// Changes to the arrays of a store, held in memory until [`ArrayBatch::flush`]. Reads through the
-/// batch see its changes; other readers of the store see them once flushed. An array is read into
-/// memory when the batch first changes it. Dropping a batch discards what it did not flush.
+/// batch see its changes; other readers of the store see them once flushed. Dropping a batch
+/// discards what it did not flush.
 pub struct ArrayBatch {
     store: Arc<ArrayStore>,
-    /// Arrays changed so far: `None` for one the batch dropped.
-    held: Mutex<BTreeMap<String, Option<Held>>>,
+    held: Mutex<BTreeMap<String, Held>>,
 }
 
 impl ArrayStore {
@@ -34,17 +48,51 @@ impl ArrayStore {
 }
 
 impl ArrayBatch {
-    fn held(&self) -> Result<MutexGuard<'_, BTreeMap<String, Option<Held>>>> {
+    fn held(&self) -> Result<MutexGuard<'_, BTreeMap<String, Held>>> {
         self.held.lock().map_err(|_| Error::Internal("array batch poisoned by an earlier panic".into()))
     }
 
-    /// Array `name` as the batch holds it, read from the store the first time.
-    fn array<'h>(&self, held: &'h mut BTreeMap<String, Option<Held>>, name: &str) -> Result<&'h mut Held> {
+    /// Array `name` as the batch holds it, starting as an empty delta over the stored array.
+    fn array<'h>(&self, held: &'h mut BTreeMap<String, Held>, name: &str) -> Result<&'h mut Held> {
         if !held.contains_key(name) {
-            let data = self.store.load(name)?;
-            held.insert(name.to_string(), Some(Held { info: data.info, bytes: data.bytes.to_vec() }));
+            let info = self.store.info(name)?;
+            let base_rows = info.rows();
+            held.insert(name.to_string(), Held::Delta { info, base_rows, replaced: BTreeMap::new(), appended: Vec::new() });
         }
-        held.get_mut(name).and_then(Option::as_mut).ok_or_else(|| Error::NotFound(format!("array '{name}' (dropped in this batch)")))
+        let array = held.get_mut(name).expect("just inserted");
+        if matches!(array, Held::Dropped) {
+            return Err(dropped(name));
+        }
+        Ok(array)
+    }
+
+    /// Array `name` whole in memory, with the batch's changes.
+    fn whole<'h>(&self, held: &'h mut BTreeMap<String, Held>, name: &str) -> Result<(&'h mut ArrayInfo, &'h mut Vec<u8>)> {
+        let array = self.array(held, name)?;
+        if let Held::Delta { .. } = array {
+            let data = self.load_delta(array)?;
+            *array = Held::Whole { info: data.info, bytes: data.bytes.to_vec() };
+        }
+        match array {
+            Held::Whole { info, bytes } => Ok((info, bytes)),
+            _ => unreachable!("made whole above"),
+        }
+    }
+
+    /// The stored array with a delta's changes laid over it.
+    fn load_delta(&self, delta: &Held) -> Result<ArrayData> {
+        let Held::Delta { info, base_rows, replaced, appended } = delta else {
+            return Err(Error::Internal("not a delta".into()));
+        };
+        let width = info.row_bytes();
+        let stored = self.store.slice(&info.name, 0, *base_rows)?;
+        let mut bytes = Vec::with_capacity(stored.bytes.len() + appended.len());
+        bytes.extend_from_slice(&stored.bytes);
+        for (&row, new) in replaced {
+            bytes[row as usize * width..(row as usize + 1) * width].copy_from_slice(new);
+        }
+        bytes.extend_from_slice(appended);
+        Ok(ArrayData { info: info.clone(), bytes: Buffer::from_vec(bytes) })
     }
 
     /// How many arrays the batch has changed and not flushed.
@@ -56,15 +104,14 @@ impl ArrayBatch {
     pub fn names(&self) -> Result<Vec<String>> {
         let held = self.held()?;
         let mut names: Vec<String> = self.store.names()?.into_iter().filter(|n| !held.contains_key(n)).collect();
-        names.extend(held.iter().filter(|(_, h)| h.is_some()).map(|(n, _)| n.clone()));
+        names.extend(held.iter().filter(|(_, h)| h.info().is_some()).map(|(n, _)| n.clone()));
         names.sort();
         Ok(names)
     }
 
     pub fn info(&self, name: &str) -> Result<ArrayInfo> {
         match self.held()?.get(name) {
-            Some(Some(h)) => Ok(h.info.clone()),
-            Some(None) => Err(Error::NotFound(format!("array '{name}' (dropped in this batch)"))),
+            Some(h) => h.info().cloned().ok_or_else(|| dropped(name)),
             None => self.store.info(name),
         }
     }
@@ -72,8 +119,9 @@ impl ArrayBatch {
     /// A copy of array `name` with the batch's changes.
     pub fn load(&self, name: &str) -> Result<ArrayData> {
         match self.held()?.get(name) {
-            Some(Some(h)) => Ok(ArrayData { info: h.info.clone(), bytes: Buffer::from_slice_ref(&h.bytes) }),
-            Some(None) => Err(Error::NotFound(format!("array '{name}' (dropped in this batch)"))),
+            Some(Held::Whole { info, bytes }) => Ok(ArrayData { info: info.clone(), bytes: Buffer::from_slice_ref(bytes) }),
+            Some(delta @ Held::Delta { .. }) => self.load_delta(delta),
+            Some(Held::Dropped) => Err(dropped(name)),
             None => self.store.load(name),
         }
     }
@@ -84,7 +132,7 @@ impl ArrayBatch {
         if shape.first() != Some(&info.rows()) {
             return Err(Error::invalid(format!("save {name}: shape {shape:?} does not hold {} bytes of {dtype}", bytes.len())));
         }
-        self.held()?.insert(name.to_string(), Some(Held { info: info.clone(), bytes: bytes.to_vec() }));
+        self.held()?.insert(name.to_string(), Held::Whole { info: info.clone(), bytes: bytes.to_vec() });
         Ok(info)
     }
 
@@ -92,10 +140,12 @@ impl ArrayBatch {
     pub fn append(&self, name: &str, bytes: &[u8]) -> Result<u64> {
         let mut held = self.held()?;
         let array = self.array(&mut held, name)?;
-        let rows = super::store::whole_rows(&array.info, bytes.len(), "append to")?;
-        array.bytes.extend_from_slice(bytes);
-        array.info.shape[0] += rows;
-        Ok(array.info.rows())
+        let (Held::Delta { info, appended: more, .. } | Held::Whole { info, bytes: more }) = array else {
+            unreachable!("array() refuses dropped arrays")
+        };
+        info.shape[0] += whole_rows(info, bytes.len(), "append to")?;
+        more.extend_from_slice(bytes);
+        Ok(info.rows())
     }
 
     /// Appends rows of `dtype` and `row_shape`, checked against the array first.
@@ -108,15 +158,25 @@ impl ArrayBatch {
     pub fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> Result<()> {
         let mut held = self.held()?;
         let array = self.array(&mut held, name)?;
-        let rows = super::store::whole_rows(&array.info, bytes.len(), "replace rows of")?;
+        let info = array.info().expect("not dropped").clone();
+        let rows = whole_rows(&info, bytes.len(), "replace rows of")?;
         if rows != indices.len() as u64 {
             return Err(Error::invalid(format!("replace rows of {name}: {} indices but {rows} rows", indices.len())));
         }
-        check_indices(&array.info, indices)?;
-        let width = array.info.row_bytes();
+        check_indices(&info, indices)?;
+        let width = info.row_bytes();
         for (&row, new) in indices.iter().zip(bytes.chunks_exact(width)) {
-            let at = row as usize * width;
-            array.bytes[at..at + width].copy_from_slice(new);
+            match array {
+                Held::Delta { base_rows, replaced, .. } if row < *base_rows => {
+                    replaced.insert(row, new.to_vec());
+                }
+                Held::Delta { base_rows, appended, .. } => {
+                    let at = (row - *base_rows) as usize * width;
+                    appended[at..at + width].copy_from_slice(new);
+                }
+                Held::Whole { bytes, .. } => bytes[row as usize * width..(row as usize + 1) * width].copy_from_slice(new),
+                Held::Dropped => unreachable!("array() refuses dropped arrays"),
+            }
         }
         Ok(())
     }
@@ -124,47 +184,82 @@ impl ArrayBatch {
     /// Drops rows `indices` of array `name`; the rows after them move up. Returns the new row count.
     pub fn drop_rows(&self, name: &str, indices: &[u64]) -> Result<u64> {
         let mut held = self.held()?;
-        let array = self.array(&mut held, name)?;
-        check_indices(&array.info, indices)?;
+        check_indices(self.array(&mut held, name)?.info().expect("not dropped"), indices)?;
+        let (info, bytes) = self.whole(&mut held, name)?;
         let dropped: roaring::RoaringTreemap = indices.iter().copied().collect();
-        let width = array.info.row_bytes();
-        let mut kept = Vec::with_capacity(array.bytes.len());
-        for (row, bytes) in array.bytes.chunks_exact(width).enumerate() {
+        let width = info.row_bytes();
+        let mut kept = Vec::with_capacity(bytes.len());
+        for (row, row_bytes) in bytes.chunks_exact(width).enumerate() {
             if !dropped.contains(row as u64) {
-                kept.extend_from_slice(bytes);
+                kept.extend_from_slice(row_bytes);
             }
         }
-        array.bytes = kept;
-        array.info.shape[0] -= dropped.len();
-        Ok(array.info.rows())
+        *bytes = kept;
+        info.shape[0] -= dropped.len();
+        Ok(info.rows())
     }
 
     /// Drops array `name`.
     pub fn drop_array(&self, name: &str) -> Result<()> {
         let mut held = self.held()?;
         let exists = match held.get(name) {
-            Some(h) => h.is_some(),
+            Some(h) => h.info().is_some(),
             None => self.store.contains(name)?,
         };
         if !exists {
             return Err(Error::NotFound(format!("array '{name}'")));
         }
-        held.insert(name.to_string(), None);
+        held.insert(name.to_string(), Held::Dropped);
         Ok(())
     }
 
-    /// Writes every change as one commit of the store: each array changed gets a new data file, and
-    /// one catalog replacement makes them all current. The batch is empty afterwards; on an error
-    /// nothing of it is committed and it keeps its changes.
+    /// Writes every change: arrays made, rewritten or dropped with one catalog replacement (readers
+    /// see all of them or none), then each other array's replaced rows with one journaled replace
+    /// and its appended rows with one append (each atomic; rows other writers appended meanwhile
+    /// stay before them). The batch is empty afterwards; on an error it keeps what was not written.
     pub fn flush(&self) -> Result<()> {
         let mut held = self.held()?;
-        if held.is_empty() {
-            return Ok(());
+        let changes: Vec<(String, Option<(&ArrayInfo, &[u8])>)> = held
+            .iter()
+            .filter_map(|(name, h)| match h {
+                Held::Whole { info, bytes } => Some((name.clone(), Some((info, bytes.as_slice())))),
+                Held::Dropped => Some((name.clone(), None)),
+                Held::Delta { .. } => None,
+            })
+            .collect();
+        if !changes.is_empty() {
+            self.store.commit_changes(&changes)?;
         }
-        let changes: Vec<(String, Option<(&ArrayInfo, &[u8])>)> =
-            held.iter().map(|(name, h)| (name.clone(), h.as_ref().map(|h| (&h.info, h.bytes.as_slice())))).collect();
-        self.store.commit_changes(&changes)?;
-        held.clear();
+        held.retain(|_, h| matches!(h, Held::Delta { .. }));
+        while let Some((name, delta)) = held.pop_first() {
+            let Held::Delta { info, base_rows, replaced, appended } = &delta else { unreachable!("only deltas are left") };
+            let written = (|| {
+                let now = self.store.info(&name)?;
+                if now.rows() < *base_rows || check_fits(&now, info.dtype, info.row_shape()).is_err() {
+                    return Err(Error::CommitConflict(format!(
+                        "array '{name}' was rewritten by another writer since the batch read it; its batched changes were not written"
+                    )));
+                }
+                if !replaced.is_empty() {
+                    let rows: Vec<u64> = replaced.keys().copied().collect();
+                    let bytes: Vec<u8> = replaced.values().flatten().copied().collect();
+                    self.store.replace(&name, &rows, &bytes)?;
+                }
+                if !appended.is_empty() {
+                    self.store.append(&name, appended)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = written {
+                // Replacing the same rows again is harmless; the append, the last step, did not happen.
+                held.insert(name, delta);
+                return Err(e);
+            }
+        }
         Ok(())
     }
+}
+
+fn dropped(name: &str) -> Error {
+    Error::NotFound(format!("array '{name}' (dropped in this batch)"))
 }

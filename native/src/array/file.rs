@@ -76,6 +76,8 @@ pub(crate) struct DataFile {
     header: MmapRaw,
     /// The file from byte 0 through the rows it covered when mapped; remapped as rows are appended.
     map: Arc<Mmap>,
+    /// The replace journal, kept open once it exists (a replace used to open it three times).
+    journal: Option<File>,
 }
 
 impl DataFile {
@@ -123,6 +125,7 @@ impl DataFile {
             row_bytes,
             header,
             map: Arc::new(MmapOptions::new().len(1).map_anon().and_then(|m| m.make_read_only()).map_err(|e| io(path, e))?),
+            journal: None,
         };
         // SAFETY: the header page is mapped and at least HEADER bytes long.
         let magic = unsafe { std::slice::from_raw_parts(data_file.header.as_ptr(), 8) };
@@ -154,6 +157,20 @@ impl DataFile {
 
     fn seq(&self) -> u64 {
         self.word(SEQ_AT).load(Ordering::Acquire)
+    }
+
+    /// The open replace journal; created when `create` (writers only), else `None` while there is none.
+    fn journal(&mut self, create: bool) -> Result<Option<&File>> {
+        if self.journal.is_none() {
+            let path = self.journal_path();
+            let opened = OpenOptions::new().read(true).write(self.writable).create(create).truncate(false).open(&path);
+            match opened {
+                Ok(file) => self.journal = Some(file),
+                Err(e) if e.kind() == IoKind::NotFound && !create => return Ok(None),
+                Err(e) => return Err(io(&path, e)),
+            }
+        }
+        Ok(self.journal.as_ref())
     }
 
     fn journal_path(&self) -> PathBuf {
@@ -290,9 +307,9 @@ impl DataFile {
         let odd = self.seq();
         self.word(SEQ_AT).store(odd + 1, Ordering::Release);
         // Clearing the journal's magic retires it; a writer killed before this replays it again.
-        let journal = self.journal_path();
-        let file = OpenOptions::new().write(true).open(&journal).map_err(|e| io(&journal, e))?;
-        file.write_all_at(&[0u8; 8], 0).map_err(|e| io(&journal, e))?;
+        let path = self.journal_path();
+        let file = self.journal(true)?.expect("created");
+        file.write_all_at(&[0u8; 8], 0).map_err(|e| io(&path, e))?;
         Ok(())
     }
 
@@ -304,8 +321,9 @@ impl DataFile {
         let path = self.journal_path();
         if stop == KilledAt::JournalBody {
             // The body lands but the header (the commit) does not.
-            let file = OpenOptions::new().write(true).create(true).truncate(false).open(&path).map_err(|e| io(&path, e))?;
-            file.write_all_at(&vec![7u8; indices.len() * (8 + self.row_bytes)], JOURNAL_HEADER as u64).map_err(|e| io(&path, e))?;
+            let body = vec![7u8; indices.len() * (8 + self.row_bytes)];
+            let file = self.journal(true)?.expect("created");
+            file.write_all_at(&body, JOURNAL_HEADER as u64).map_err(|e| io(&path, e))?;
             return Ok(());
         }
         self.write_journal(indices, data, false)?;
@@ -320,9 +338,10 @@ impl DataFile {
         Ok(())
     }
 
-    fn write_journal(&self, indices: &[u64], data: &[u8], durable: bool) -> Result<()> {
+    fn write_journal(&mut self, indices: &[u64], data: &[u8], durable: bool) -> Result<()> {
         let path = self.journal_path();
-        let file = OpenOptions::new().write(true).create(true).truncate(false).open(&path).map_err(|e| io(&path, e))?;
+        let row_bytes = self.row_bytes;
+        let file = self.journal(true)?.expect("created");
         let mut body = Vec::with_capacity(indices.len() * 8 + data.len());
         for i in indices {
             body.extend_from_slice(&i.to_le_bytes());
@@ -335,7 +354,7 @@ impl DataFile {
         let mut header = [0u8; JOURNAL_HEADER];
         header[..8].copy_from_slice(JOURNAL_MAGIC);
         header[8..16].copy_from_slice(&(indices.len() as u64).to_le_bytes());
-        header[16..24].copy_from_slice(&(self.row_bytes as u64).to_le_bytes());
+        header[16..24].copy_from_slice(&(row_bytes as u64).to_le_bytes());
         header[24..32].copy_from_slice(&(body.len() as u64).to_le_bytes());
         file.write_all_at(&header, 0).map_err(|e| io(&path, e))?;
         if durable {
@@ -345,12 +364,11 @@ impl DataFile {
     }
 
     /// The committed replace in the journal, if one is there.
-    fn read_journal(&self) -> Result<Option<(Vec<u64>, Vec<u8>)>> {
+    fn read_journal(&mut self) -> Result<Option<(Vec<u64>, Vec<u8>)>> {
         let path = self.journal_path();
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == IoKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path, e)),
+        let (row_bytes, rows) = (self.row_bytes, self.rows());
+        let Some(file) = self.journal(false)? else {
+            return Ok(None);
         };
         let mut header = [0u8; JOURNAL_HEADER];
         match file.read_exact_at(&mut header, 0) {
@@ -364,12 +382,11 @@ impl DataFile {
         let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().expect("8 bytes"));
         let (count, width, body_len) = (word(8), word(16), word(24));
         let corrupt = |what: &str| Error::Corrupt(format!("replace journal {}: {what}", path.display()));
-        if width != self.row_bytes as u64 || count.checked_mul(8 + width) != Some(body_len) {
+        if width != row_bytes as u64 || count.checked_mul(8 + width) != Some(body_len) {
             return Err(corrupt("header disagrees with the array"));
         }
         let mut body = vec![0u8; body_len as usize];
         file.read_exact_at(&mut body, JOURNAL_HEADER as u64).map_err(|_| corrupt("shorter than its header says"))?;
-        let rows = self.rows();
         let split = count as usize * 8;
         let indices: Vec<u64> = body[..split].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
         if let Some(bad) = indices.iter().find(|&&i| i >= rows) {

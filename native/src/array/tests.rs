@@ -454,6 +454,40 @@ fn batch_mode_holds_changes_until_one_flush_and_matches_the_model() {
         assert_same(&reader, name, model);
     }
     assert_eq!(snapshot(dir.path()).keys().filter(|f| f.ends_with(".hsa")).count(), 2, "replaced data files stay behind");
+
+    // Replaces and appends alone are written in place; another writer's appends meanwhile stay first.
+    let model = models.get_mut("a0").unwrap();
+    let files = snapshot(dir.path()).into_keys().filter(|f| f.ends_with(".hsa")).collect::<Vec<_>>();
+    let batch = store.batch();
+    let mut appended = Vec::new();
+    for _ in 0..50 {
+        let row = rng.below(model.rows.len() as u64) as usize;
+        let new = rng.values(DType::F32, 1);
+        batch.replace("a0", &[row as u64], &new).unwrap();
+        model.rows[row] = new;
+        let more = rng.values(DType::F32, 1);
+        batch.append("a0", &more).unwrap();
+        appended.push(more);
+    }
+    // Rows the batch appended can be replaced before the flush too.
+    let base = model.rows.len() as u64;
+    let new = rng.values(DType::F32, 1);
+    batch.replace("a0", &[base + 3], &new).unwrap();
+    appended[3] = new;
+    let other = rng.values(DType::F32, 2);
+    store.append("a0", &other).unwrap();
+    model.rows.extend(rows_of(&other, 4));
+    batch.flush().unwrap();
+    model.rows.extend(appended);
+    assert_same(&reader, "a0", model);
+    assert_eq!(snapshot(dir.path()).into_keys().filter(|f| f.ends_with(".hsa")).collect::<Vec<_>>(), files, "written in place");
+
+    // A batch over an array another writer rewrote meanwhile refuses to flush it.
+    let batch = store.batch();
+    batch.append("a1", &rng.values(DType::I64, 2)).unwrap();
+    store.drop_rows("a1", &[0, 1, 2]).unwrap();
+    assert!(err(batch.flush()).contains("rewritten by another writer"));
+    assert_eq!(batch.pending().unwrap(), 1, "the refused changes stay in the batch");
 }
 
 #[test]
