@@ -17,26 +17,18 @@ import io.trino.spi.type.BigintType;
 import io.trino.spi.type.BooleanType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.DoubleType;
-import io.trino.spi.type.Int128;
 import io.trino.spi.type.IntegerType;
 import io.trino.spi.type.RealType;
 import io.trino.spi.type.SmallintType;
 import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.Type;
-import java.math.BigDecimal;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -111,14 +103,7 @@ final class ArrayPageSink implements ConnectorPageSink {
             root.allocateNew();
             FieldVector value = root.getVector(0);
             for (int row = 0; row < rows; row++) {
-                if (block.isNull(row)) {
-                    throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "an inserted row holds null: array rows cannot be null");
-                }
-                if (value instanceof FixedSizeListVector list) {
-                    setList(list, row, ((ArrayType) type).getObject(block, row));
-                } else {
-                    setElement(value, row, type, block, row);
-                }
+                TrinoArrowWriter.set(value, row, type, block, row, "a row of array '" + insert.array().tableName() + "'");
             }
             root.setRowCount(rows);
             BatchListReader batch = new BatchListReader(allocator, schema);
@@ -127,41 +112,6 @@ final class ArrayPageSink implements ConnectorPageSink {
             staged = true;
         }
         return NOT_BLOCKED;
-    }
-
-    private void setList(FixedSizeListVector list, int row, Block elements) {
-        int size = list.getListSize();
-        if (elements.getPositionCount() != size) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "an inserted row holds " + elements.getPositionCount()
-                    + " values; rows of array '" + insert.array().tableName() + "' hold " + size);
-        }
-        list.setNotNull(row);
-        Type element = ((ArrayType) type).getElementType();
-        for (int j = 0; j < size; j++) {
-            if (elements.isNull(j)) {
-                throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "an inserted row holds a null element: array elements cannot be null");
-            }
-            setElement(list.getDataVector(), row * size + j, element, elements, j);
-        }
-    }
-
-    private static void setElement(FieldVector vector, int at, Type type, Block block, int position) {
-        if (vector instanceof BitVector v) {
-            v.setSafe(at, BooleanType.BOOLEAN.getBoolean(block, position) ? 1 : 0);
-        } else if (vector instanceof BigIntVector v) {
-            v.setSafe(at, type instanceof TinyintType tiny ? tiny.getByte(block, position) : type.getLong(block, position));
-        } else if (vector instanceof Float4Vector v) {
-            v.setSafe(at, RealType.REAL.getFloat(block, position));
-        } else if (vector instanceof Float8Vector v) {
-            v.setSafe(at, DoubleType.DOUBLE.getDouble(block, position));
-        } else if (vector instanceof DecimalVector v) {
-            DecimalType decimal = (DecimalType) type;
-            BigDecimal value = decimal.isShort() ? BigDecimal.valueOf(decimal.getLong(block, position))
-                    : new BigDecimal(((Int128) decimal.getObject(block, position)).toBigInteger());
-            v.setSafe(at, value);
-        } else {
-            throw new IllegalStateException("no array element setter for " + vector.getField());
-        }
     }
 
     @Override

@@ -91,6 +91,9 @@ final class HyperStreamConnector implements Connector {
             @Override
             public ConnectorPageSink createPageSink(ConnectorTransactionHandle transaction, ConnectorSession session,
                     ConnectorInsertTableHandle insert, Optional<ConnectorTableCredentials> credentials, ConnectorPageSinkId id) {
+                if (insert instanceof HyperStreamTableInsertHandle table) {
+                    return new TablePageSink(table);
+                }
                 HyperStreamArrayInsertHandle handle = (HyperStreamArrayInsertHandle) insert;
                 Type type = ArrayTables.columns(handle.array()).stream().filter(c -> c.name().equals("value"))
                         .findFirst().orElseThrow().type();

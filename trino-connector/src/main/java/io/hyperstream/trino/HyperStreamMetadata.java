@@ -326,14 +326,22 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount), true, false));
     }
 
-    /** INSERT appends to arrays (stored tables take writes from Spark). */
+    /**
+     * INSERT appends to stored tables (each writer one data file, committed as one snapshot) and to
+     * arrays (see {@link ArrayTables}).
+     */
     @Override
     public ConnectorInsertTableHandle beginInsert(ConnectorSession session, ConnectorTableHandle table,
             List<ColumnHandle> columns, RetryMode retryMode) {
-        if (!(table instanceof HyperStreamArrayHandle array)) {
-            throw new TrinoException(NOT_SUPPORTED, "INSERT into " + table + " is not supported yet: HyperStream tables "
-                    + "take writes from Spark; arrays of array stores take INSERT");
+        if (table instanceof HyperStreamTableHandle stored) {
+            if (!stored.isStored()) {
+                throw new TrinoException(NOT_SUPPORTED, "the sample table is generated: it takes no INSERT");
+            }
+            List<io.trino.spi.type.Type> types = columns.stream().map(c -> ((HyperStreamColumnHandle) c).type()).toList();
+            return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
+                    stored.schemaName(), stored.tableName()), stored.location(), types);
         }
+        HyperStreamArrayHandle array = (HyperStreamArrayHandle) table;
         HyperStreamArrayInsertHandle insert = ArrayTables.beginInsert(array, columns);
         staging.put(session.getQueryId(), insert.staging());
         return insert;
@@ -351,6 +359,17 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insert,
             List<ConnectorTableHandle> sourceTables, Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
+        if (insert instanceof HyperStreamTableInsertHandle stored) {
+            String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
+            if (files.length > 0) {
+                nativeCall(() -> {
+                    try (NativeTable table = NativeTable.load(stored.location(), Map.of())) {
+                        return table.commitAppend(files);
+                    }
+                });
+            }
+            return Optional.empty();
+        }
         ArrayTables.finishInsert((HyperStreamArrayInsertHandle) insert, fragments);
         return Optional.empty();
     }

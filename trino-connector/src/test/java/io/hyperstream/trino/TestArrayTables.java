@@ -127,7 +127,7 @@ class TestArrayTables {
         Exception e = assertThrows(RuntimeException.class, () -> runner.execute("INSERT INTO labels (value) VALUES 256"));
         assertTrue(e.getMessage().contains("do not fit a uint8 array"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute("INSERT INTO emb (value) VALUES ARRAY[REAL '1', 2]"));
-        assertTrue(e.getMessage().contains("rows of array 'emb' hold 3"), e.getMessage());
+        assertTrue(e.getMessage().contains("a row of array 'emb' holds 2 values where 3 belong"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute("INSERT INTO emb (value) VALUES NULL"));
         assertTrue(e.getMessage().contains("NULL value not allowed for NOT NULL column: value"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute("SELECT * FROM missing"));

@@ -25,11 +25,12 @@ import org.junit.jupiter.api.TestInstance;
 class TestStoredTables {
     private static final int DIM = 4;
     private DistributedQueryRunner runner;
+    private Path root;
     private long firstSnapshot;
 
     @BeforeAll
     void start() throws Exception {
-        Path root = Files.createTempDirectory("hyperstream-lake");
+        root = Files.createTempDirectory("hyperstream-lake");
         String location = root.resolve("db").resolve("events").toString();
         // The sample table's rows (documented formulas), stored as a real table in two commits.
         try (BufferAllocator allocator = Allocators.child("trino-stored-test");
@@ -89,6 +90,43 @@ class TestStoredTables {
         assertEquals(null, rows.get(0).getField(1));
         assertEquals(firstSnapshot, rows.get(1).getField(1));
         assertEquals(2L, rows.get(1).getField(2));
+    }
+
+    @Test
+    void insertCommitsEveryWritersFileAsOneSnapshot() throws Exception {
+        // A table of its own (schema "writes"), so that the other tests' counts stay as they are.
+        String location = root.resolve("writes").resolve("log").toString();
+        try (BufferAllocator allocator = Allocators.child("trino-insert-test");
+                SampleTable sample = SampleTable.open(10, DIM, 0);
+                NativeTable table = NativeTable.create(location, sample.schema(allocator), Map.of(), Map.of(), allocator)) {
+            table.append(allocator, sample.scan(allocator, 0, 10, 10, null));
+        }
+        long before = (long) runner.execute(
+                "SELECT snapshot_id FROM writes.\"log$snapshots\" ORDER BY sequence_number DESC LIMIT 1").getOnlyValue();
+        runner.execute("INSERT INTO writes.log VALUES (100, 1.5, 'a', true, ARRAY[REAL '1', 2, 3, 4]), "
+                + "(101, 2.5, NULL, false, ARRAY[REAL '5', 6, 7, 8])");
+        runner.execute("INSERT INTO writes.log SELECT id + 1000, value, category, flag, embedding FROM events");
+        MaterializedRow totals = runner.execute("SELECT count(*), sum(id), count(value), count(category) FROM writes.log")
+                .getMaterializedRows().get(0);
+        assertEquals(10L + 2 + 1500, totals.getField(0));
+        assertEquals(45L + 201 + 1500L * 1499 / 2 + 1500L * 1000, totals.getField(1));
+        assertEquals(10L + 2 + 1500, totals.getField(2));
+        assertEquals(9L + 1 + 1350, totals.getField(3));
+        assertEquals(List.of(5.0f, 6.0f, 7.0f, 8.0f), runner.execute("SELECT embedding FROM writes.log WHERE id = 101").getOnlyValue());
+        assertEquals(0L, runner.execute("SELECT count(*) FROM writes.log w JOIN events e ON w.id = e.id + 1000 "
+                + "WHERE w.embedding != e.embedding OR w.value != e.value OR w.flag != e.flag").getOnlyValue());
+        // Each INSERT is one snapshot; the table before it is still there to travel to.
+        assertEquals(3L, runner.execute("SELECT count(*) FROM writes.\"log$snapshots\"").getOnlyValue(),
+                "the first append and two inserts");
+        assertEquals(10L, runner.execute("SELECT count(*) FROM writes.log FOR VERSION AS OF " + before).getOnlyValue());
+
+        RuntimeException wrong = assertThrows(RuntimeException.class,
+                () -> runner.execute("INSERT INTO writes.log VALUES (7, 1.0, 'x', true, ARRAY[REAL '1', 2])"));
+        assertTrue(wrong.getMessage().contains("column 'embedding' holds 2 values where 4 belong"), wrong.getMessage());
+        RuntimeException required = assertThrows(RuntimeException.class,
+                () -> runner.execute("INSERT INTO writes.log VALUES (7, NULL, 'x', true, ARRAY[REAL '1', 2, 3, 4])"));
+        assertTrue(required.getMessage().contains("value"), required.getMessage());
+        assertEquals(10L + 2 + 1500, runner.execute("SELECT count(*) FROM writes.log").getOnlyValue());
     }
 
     @Test
