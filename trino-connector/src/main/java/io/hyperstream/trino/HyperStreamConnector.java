@@ -1,7 +1,6 @@
 package io.hyperstream.trino;
 
 import io.hyperstream.jni.VectorSearch;
-import io.trino.spi.StandardErrorCode;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.Connector;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
@@ -60,6 +59,24 @@ final class HyperStreamConnector implements Connector {
     }
 
     @Override
+    public Set<io.trino.spi.connector.ConnectorCapabilities> getCapabilities() {
+        // Columns keep NOT NULL (Iceberg's required fields).
+        return Set.of(io.trino.spi.connector.ConnectorCapabilities.NOT_NULL_COLUMN_CONSTRAINT);
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getColumnProperties() {
+        return List.of(PropertyMetadata.integerProperty(TableCreation.DIMENSION,
+                "CREATE TABLE: store this array(real) column as a vector of this many values", null, false));
+    }
+
+    @Override
+    public List<PropertyMetadata<?>> getTableProperties() {
+        return List.of(PropertyMetadata.stringProperty(TableCreation.VECTORS,
+                "CREATE TABLE (AS): vector columns and their dimensions, as 'column:dimension,...'", null, false));
+    }
+
+    @Override
     public ConnectorTransactionHandle beginTransaction(IsolationLevel isolationLevel, boolean readOnly, boolean autoCommit) {
         return HyperStreamTransactionHandle.INSTANCE;
     }
@@ -85,7 +102,7 @@ final class HyperStreamConnector implements Connector {
             @Override
             public ConnectorPageSink createPageSink(ConnectorTransactionHandle transaction, ConnectorSession session,
                     ConnectorOutputTableHandle output, Optional<ConnectorTableCredentials> credentials, ConnectorPageSinkId id) {
-                throw new TrinoException(StandardErrorCode.NOT_SUPPORTED, "CREATE TABLE AS is not supported yet");
+                return new TablePageSink((HyperStreamTableInsertHandle) output);
             }
 
             @Override

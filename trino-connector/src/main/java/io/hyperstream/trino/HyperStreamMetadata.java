@@ -66,6 +66,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     private final HyperStreamConfig config;
     /** Staging stores of the INSERTs in flight, by query. */
     private final java.util.concurrent.ConcurrentHashMap<String, String> staging = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Tables a CREATE TABLE AS made and has not committed rows to yet, by query. */
+    private final java.util.concurrent.ConcurrentHashMap<String, String> creating = new java.util.concurrent.ConcurrentHashMap<>();
 
     HyperStreamMetadata(HyperStreamConfig config) {
         this.config = config;
@@ -347,12 +349,138 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return insert;
     }
 
-    /** Removes what a query's INSERT staged, whether it committed or failed. */
+    /**
+     * Removes what a query's INSERT staged, whether it committed or failed, and the table a CREATE
+     * TABLE AS made if the query failed before committing its rows.
+     */
     @Override
     public void cleanupQuery(ConnectorSession session) {
         String staged = staging.remove(session.getQueryId());
         if (staged != null) {
             ArrayStore.discardStaging(staged);
+        }
+        String created = creating.remove(session.getQueryId());
+        if (created != null) {
+            deleteTree(Path.of(created));
+        }
+    }
+
+    private Path schemaDirectory(String schema) {
+        Path root = config.root().orElseThrow(() -> new TrinoException(NOT_SUPPORTED,
+                "this catalog has no hyperstream.root: it holds only the sample schema"));
+        return root.resolve(schema);
+    }
+
+    @Override
+    public void createSchema(ConnectorSession session, String schemaName, Map<String, Object> properties,
+            io.trino.spi.security.TrinoPrincipal owner) {
+        Path dir = schemaDirectory(schemaName);
+        if (schemaName.equals(SAMPLE_SCHEMA) || Files.isDirectory(dir)) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_ALREADY_EXISTS, "schema " + schemaName + " already exists");
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new TrinoException(HyperStreamErrorCode.HYPERSTREAM_IO_ERROR, "creating schema directory " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void dropSchema(ConnectorSession session, String schemaName, boolean cascade) {
+        Path dir = schemaDirectory(schemaName);
+        if (!cascade && !directories(dir).isEmpty()) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_EMPTY, "schema " + schemaName + " is not empty");
+        }
+        deleteTree(dir);
+    }
+
+    @Override
+    public void createTable(ConnectorSession session, ConnectorTableMetadata tableMetadata, io.trino.spi.connector.SaveMode saveMode) {
+        if (saveMode == io.trino.spi.connector.SaveMode.REPLACE) {
+            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE is not supported yet");
+        }
+        TableCreation.create(newTableLocation(tableMetadata.getTable()), tableMetadata,
+                saveMode == io.trino.spi.connector.SaveMode.IGNORE);
+    }
+
+    @Override
+    public io.trino.spi.connector.ConnectorOutputTableHandle beginCreateTable(ConnectorSession session,
+            ConnectorTableMetadata tableMetadata, Optional<io.trino.spi.connector.ConnectorTableLayout> layout,
+            RetryMode retryMode, boolean replace) {
+        if (replace) {
+            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE is not supported yet");
+        }
+        String location = newTableLocation(tableMetadata.getTable());
+        TableCreation.create(location, tableMetadata, false);
+        creating.put(session.getQueryId(), location);
+        List<io.trino.spi.type.Type> types = tableMetadata.getColumns().stream().filter(c -> !c.isHidden())
+                .map(ColumnMetadata::getType).toList();
+        SchemaTableName name = tableMetadata.getTable();
+        return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
+                name.getSchemaName(), name.getTableName()), location, types);
+    }
+
+    @Override
+    public Optional<ConnectorOutputMetadata> finishCreateTable(ConnectorSession session,
+            io.trino.spi.connector.ConnectorOutputTableHandle output, Collection<Slice> fragments,
+            Collection<ComputedStatistics> statistics) {
+        commitDataFiles(((HyperStreamTableInsertHandle) output).location(), fragments);
+        creating.remove(session.getQueryId());
+        return Optional.empty();
+    }
+
+    /** Where a new table goes: its schema's directory, which must exist. */
+    private String newTableLocation(SchemaTableName name) {
+        Path dir = schemaDirectory(name.getSchemaName());
+        if (name.getSchemaName().equals(SAMPLE_SCHEMA) || !Files.isDirectory(dir)) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + name.getSchemaName() + " does not exist");
+        }
+        if (ArrayTables.isStore(dir)) {
+            throw new TrinoException(NOT_SUPPORTED, "schema " + name.getSchemaName() + " is an array store: its tables are its arrays");
+        }
+        return dir.resolve(name.getTableName()).toString();
+    }
+
+    /** Drops a stored table with its files, or an array of an array store. */
+    @Override
+    public void dropTable(ConnectorSession session, ConnectorTableHandle table) {
+        if (table instanceof HyperStreamArrayHandle array) {
+            nativeCall(() -> {
+                try (ArrayStore store = ArrayStore.open(array.store(), false, false)) {
+                    store.dropArray(array.tableName());
+                    return null;
+                }
+            });
+            return;
+        }
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (!handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "the sample table is generated: it cannot be dropped");
+        }
+        deleteTree(Path.of(handle.location()));
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            throw new TrinoException(HyperStreamErrorCode.HYPERSTREAM_IO_ERROR, "removing " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void commitDataFiles(String location, Collection<Slice> fragments) {
+        String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
+        if (files.length > 0) {
+            nativeCall(() -> {
+                try (NativeTable table = NativeTable.load(location, Map.of())) {
+                    return table.commitAppend(files);
+                }
+            });
         }
     }
 
@@ -360,14 +488,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insert,
             List<ConnectorTableHandle> sourceTables, Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
         if (insert instanceof HyperStreamTableInsertHandle stored) {
-            String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
-            if (files.length > 0) {
-                nativeCall(() -> {
-                    try (NativeTable table = NativeTable.load(stored.location(), Map.of())) {
-                        return table.commitAppend(files);
-                    }
-                });
-            }
+            commitDataFiles(stored.location(), fragments);
             return Optional.empty();
         }
         ArrayTables.finishInsert((HyperStreamArrayInsertHandle) insert, fragments);

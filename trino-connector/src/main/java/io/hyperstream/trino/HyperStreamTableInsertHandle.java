@@ -3,11 +3,12 @@ package io.hyperstream.trino;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.trino.spi.connector.ConnectorInsertTableHandle;
+import io.trino.spi.connector.ConnectorOutputTableHandle;
 import io.trino.spi.type.Type;
 import java.util.List;
 
 /**
- * An INSERT into a stored table: every page sink writes one data file of the table (natively, in
+ * An INSERT into a stored table (or the rows of a CREATE TABLE AS): every page sink writes one data file of the table (natively, in
  * its schema) and hands its description on; {@code finishInsert} commits them all as one snapshot.
  * {@code types} are the Trino types of the page's channels, one per table column in order.
  */
@@ -15,7 +16,7 @@ public record HyperStreamTableInsertHandle(
         @JsonProperty("table") SchemaTableNameRecord table,
         @JsonProperty("location") String location,
         @JsonProperty("types") List<Type> types)
-        implements ConnectorInsertTableHandle {
+        implements ConnectorInsertTableHandle, ConnectorOutputTableHandle {
     @JsonCreator
     public HyperStreamTableInsertHandle {
         types = List.copyOf(types);

@@ -47,6 +47,7 @@ class TestArrayTables {
             arrays.importNpy("emb", npy(root.resolve("emb.npy"), "<f4", "(" + ROWS + ", 3)", emb.array()).toString());
             arrays.importNpy("labels", npy(root.resolve("labels.npy"), "|u1", "(" + ROWS + ",)", labels.array()).toString());
             arrays.importNpy("big", npy(root.resolve("big.npy"), "<u8", "(2,)", big.array()).toString());
+            arrays.importNpy("scratch", npy(root.resolve("scratch.npy"), "<u8", "(2,)", big.array()).toString());
         }
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("arrays").build()).build();
         runner.installPlugin(new HyperStreamPlugin());
@@ -138,6 +139,16 @@ class TestArrayTables {
             assertArrayEquals(new long[] {emb, 3}, arrays.info("emb").shape());
         }
         assertEquals(0, stagingLeft());
+    }
+
+    @Test
+    void dropTableDropsTheArray() {
+        runner.execute("DROP TABLE scratch");
+        try (ArrayStore arrays = ArrayStore.open(store.toString(), false, true)) {
+            assertTrue(!arrays.names().contains("scratch"), arrays.names().toString());
+        }
+        Exception e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE TABLE t (x bigint)"));
+        assertTrue(e.getMessage().contains("is an array store"), e.getMessage());
     }
 
     private long stagingLeft() {

@@ -130,6 +130,47 @@ class TestStoredTables {
     }
 
     @Test
+    void trinoCreatesFillsCopiesAndDropsTables() {
+        runner.execute("CREATE SCHEMA made");
+        assertTrue(Files.isDirectory(root.resolve("made")));
+        runner.execute("CREATE TABLE made.t (id bigint NOT NULL, name varchar, score double, n integer, small smallint, "
+                + "flag boolean, embedding array(real) WITH (dimension = 3))");
+        runner.execute("CREATE TABLE IF NOT EXISTS made.t (id bigint)");
+        runner.execute("INSERT INTO made.t VALUES (1, 'one', 0.5, 10, 2, true, ARRAY[REAL '1', 2, 3]), "
+                + "(2, NULL, NULL, NULL, NULL, NULL, NULL)");
+        assertEquals(List.of("id bigint", "name varchar", "score double", "n integer", "small integer", "flag boolean",
+                "embedding array(real)"), runner.execute("DESCRIBE made.t").getMaterializedRows().stream()
+                        .map(r -> r.getField(0) + " " + r.getField(1)).toList());
+        runner.execute("CREATE TABLE made.copy WITH (vectors = 'embedding:3') AS SELECT * FROM made.t");
+        assertEquals(List.of(1L, 2L), runner.execute("SELECT id FROM made.copy ORDER BY id").getOnlyColumn().toList());
+        assertEquals(List.of(1.0f, 2.0f, 3.0f), runner.execute("SELECT embedding FROM made.copy WHERE id = 1").getOnlyValue());
+        // The copy is a table of its own, which the native library (and so Spark) reads.
+        try (BufferAllocator allocator = Allocators.child("trino-ctas-test");
+                NativeTable copy = NativeTable.load(root.resolve("made").resolve("copy").toString(), Map.of())) {
+            assertEquals("FixedSizeList(3)", copy.schema(allocator).findField("embedding").getType().toString());
+        }
+
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE TABLE made.t (id bigint)"));
+        assertTrue(e.getMessage().contains("already exists"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE TABLE made.bad (v array(real))"));
+        assertTrue(e.getMessage().contains("give it a vector dimension"), e.getMessage());
+        e = assertThrows(RuntimeException.class,
+                () -> runner.execute("CREATE TABLE made.wrong WITH (vectors = 'embedding:4') AS SELECT * FROM made.t WHERE id = 1"));
+        assertTrue(e.getMessage().contains("holds 3 values where 4 belong"), e.getMessage());
+        assertTrue(!Files.exists(root.resolve("made").resolve("wrong")), "a failed CREATE TABLE AS leaves no table");
+        e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE TABLE nowhere.t (id bigint)"));
+        assertTrue(e.getMessage().contains("nowhere"), e.getMessage());
+
+        runner.execute("DROP TABLE made.copy");
+        assertTrue(!Files.exists(root.resolve("made").resolve("copy")));
+        assertEquals(List.of("t"), runner.execute("SHOW TABLES FROM made").getOnlyColumn().toList());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("DROP SCHEMA made"));
+        assertTrue(e.getMessage().contains("non-empty schema"), e.getMessage());
+        runner.execute("DROP SCHEMA made CASCADE");
+        assertTrue(!Files.exists(root.resolve("made")));
+    }
+
+    @Test
     void unknownSnapshotsAndTablesFailClearly() {
         RuntimeException snapshot = assertThrows(RuntimeException.class,
                 () -> runner.execute("SELECT count(*) FROM events FOR VERSION AS OF 42"));

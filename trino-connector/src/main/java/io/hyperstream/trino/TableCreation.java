@@ -1,0 +1,149 @@
+package io.hyperstream.trino;
+
+import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT;
+import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+
+import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.type.ArrayType;
+import io.trino.spi.type.BigintType;
+import io.trino.spi.type.BooleanType;
+import io.trino.spi.type.DoubleType;
+import io.trino.spi.type.IntegerType;
+import io.trino.spi.type.RealType;
+import io.trino.spi.type.SmallintType;
+import io.trino.spi.type.TinyintType;
+import io.trino.spi.type.Type;
+import io.trino.spi.type.VarcharType;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * CREATE TABLE from Trino: the table's Trino columns as the native schema, and the table made at
+ * {@code <root>/<schema>/<table>}. A vector column is an {@code array(real)} with a dimension, given
+ * as the column property {@code dimension} ({@code embedding array(real) WITH (dimension = 128)}) or,
+ * for CREATE TABLE AS, the table property {@code vectors = 'embedding:128'}.
+ */
+final class TableCreation {
+    static final String DIMENSION = "dimension";
+    static final String VECTORS = "vectors";
+
+    private TableCreation() {}
+
+    /** Creates the table; {@code false} when it exists and {@code ignoreExisting}. */
+    static boolean create(String location, ConnectorTableMetadata metadata, boolean ignoreExisting) {
+        Schema schema = arrowSchema(metadata);
+        if (java.nio.file.Files.isDirectory(java.nio.file.Path.of(location, "metadata"))) {
+            if (ignoreExisting) {
+                return false;
+            }
+            throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS,
+                    "table " + metadata.getTable() + " already exists at " + location);
+        }
+        nativeCall(() -> {
+            try (BufferAllocator allocator = Allocators.child("trino-create");
+                    NativeTable table = NativeTable.create(location, schema, Map.of(), Map.of(), allocator)) {
+                return table.location();
+            }
+        });
+        return true;
+    }
+
+    private static Schema arrowSchema(ConnectorTableMetadata metadata) {
+        Map<String, Integer> vectors = vectorProperty(metadata);
+        List<Field> fields = new ArrayList<>();
+        for (ColumnMetadata column : metadata.getColumns()) {
+            if (column.isHidden()) {
+                continue;
+            }
+            Integer dimension = (Integer) column.getProperties().get(DIMENSION);
+            if (dimension == null) {
+                dimension = vectors.remove(column.getName());
+            } else {
+                vectors.remove(column.getName());
+            }
+            fields.add(field(column, dimension));
+        }
+        if (!vectors.isEmpty()) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "table property 'vectors' names columns the table does not have: "
+                    + vectors.keySet());
+        }
+        return new Schema(fields);
+    }
+
+    private static Map<String, Integer> vectorProperty(ConnectorTableMetadata metadata) {
+        Map<String, Integer> vectors = new HashMap<>();
+        String value = (String) metadata.getProperties().get(VECTORS);
+        if (value == null || value.isBlank()) {
+            return vectors;
+        }
+        for (String entry : value.split(",")) {
+            String[] parts = entry.trim().split(":");
+            try {
+                vectors.put(parts[0].trim(), Integer.parseInt(parts[1].trim()));
+            } catch (RuntimeException e) {
+                throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "table property 'vectors' takes 'column:dimension,...', got '"
+                        + value + "'", e);
+            }
+        }
+        return vectors;
+    }
+
+    private static Field field(ColumnMetadata column, Integer dimension) {
+        Type type = column.getType();
+        boolean nullable = column.isNullable();
+        if (dimension != null) {
+            if (!(type instanceof ArrayType array) || !(array.getElementType() instanceof RealType)) {
+                throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "vector column '" + column.getName()
+                        + "' must be array(real), not " + type);
+            }
+            if (dimension <= 0) {
+                throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "vector column '" + column.getName()
+                        + "' needs a positive dimension, got " + dimension);
+            }
+            Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
+            return new Field(column.getName(), new FieldType(nullable, new ArrowType.FixedSizeList(dimension), null), List.of(item));
+        }
+        return new Field(column.getName(), new FieldType(nullable, arrowType(column), null), null);
+    }
+
+    private static ArrowType arrowType(ColumnMetadata column) {
+        Type type = column.getType();
+        if (type instanceof BigintType) {
+            return new ArrowType.Int(64, true);
+        }
+        if (type instanceof IntegerType || type instanceof SmallintType || type instanceof TinyintType) {
+            return new ArrowType.Int(32, true);
+        }
+        if (type instanceof DoubleType) {
+            return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+        }
+        if (type instanceof RealType) {
+            return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+        }
+        if (type instanceof BooleanType) {
+            return ArrowType.Bool.INSTANCE;
+        }
+        if (type instanceof VarcharType) {
+            return ArrowType.Utf8.INSTANCE;
+        }
+        if (type instanceof ArrayType) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column.getName() + "' is an array: give it a "
+                    + "vector dimension (WITH (dimension = n), or the table property 'vectors')");
+        }
+        throw new TrinoException(NOT_SUPPORTED, "column '" + column.getName() + "' has type " + type
+                + ", which HyperStream tables cannot store yet");
+    }
+}
