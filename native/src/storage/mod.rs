@@ -166,6 +166,11 @@ impl Storage {
 
     /// Relative paths of every object under `prefix`.
     pub fn list(&self, prefix: &str) -> Result<Vec<String>> {
+        Ok(self.list_modified(prefix)?.into_iter().map(|(path, _)| path).collect())
+    }
+
+    /// Relative paths of every object under `prefix`, each with its last change in epoch milliseconds.
+    pub fn list_modified(&self, prefix: &str) -> Result<Vec<(String, i64)>> {
         let path = self.path(prefix);
         let root = self.root.as_ref().to_owned();
         block_on(async {
@@ -175,7 +180,8 @@ impl Storage {
                 .into_iter()
                 .map(|o| {
                     let full = o.location.as_ref();
-                    full.strip_prefix(root.as_str()).unwrap_or(full).trim_start_matches('/').to_owned()
+                    let relative = full.strip_prefix(root.as_str()).unwrap_or(full).trim_start_matches('/').to_owned();
+                    (relative, o.last_modified.timestamp_millis())
                 })
                 .collect())
         })

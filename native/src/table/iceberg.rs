@@ -299,6 +299,46 @@ impl Table {
         self.commit_snapshot("append", files)
     }
 
+    /// Removes the files under `data/` and `metadata/` that no version of the table references (what
+    /// killed or aborted writers left) and that last changed before `older_than_ms`, so that a
+    /// writer still writing its files keeps them; returns their paths. Referenced are every metadata
+    /// version up to the current one and the version hint, and, for every snapshot, its manifest list,
+    /// its manifests and their data files with the files kept beside them (vector sidecars, graphs).
+    pub fn remove_orphan_files(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
+        self.refresh()?;
+        let mut referenced: std::collections::HashSet<String> = (1..=self.version).map(metadata_file).collect();
+        referenced.insert(VERSION_HINT.to_owned());
+        let mut data_stems = std::collections::HashSet::new();
+        for snapshot in &self.metadata.snapshots {
+            let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
+            for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
+                let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
+                for entry in read_manifest(&self.storage.get(&manifest_path)?, &manifest.manifest_path)? {
+                    let data = self.storage.relative(&entry.data_file.file_path)?;
+                    data_stems.insert(data.strip_suffix(".parquet").unwrap_or(data).to_owned());
+                    referenced.insert(data.to_owned());
+                }
+                referenced.insert(manifest_path);
+            }
+            referenced.insert(list_path);
+        }
+        // A sidecar or graph is `<data file stem>.<field id>.<kind>`.
+        let beside_a_data_file = |path: &str| {
+            path.rsplitn(3, '.').nth(2).is_some_and(|stem| data_stems.contains(stem))
+        };
+        let mut removed = Vec::new();
+        for prefix in ["data", "metadata"] {
+            for (path, modified_ms) in self.storage.list_modified(prefix)? {
+                if modified_ms < older_than_ms && !referenced.contains(&path) && !beside_a_data_file(&path) {
+                    self.storage.delete(&path)?;
+                    removed.push(path);
+                }
+            }
+        }
+        removed.sort();
+        Ok(removed)
+    }
+
     /// Deletes uncommitted data files (an aborted write's).
     pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
         let vector_ids: Vec<i32> = self.vectors().into_keys().collect();
@@ -1439,7 +1479,7 @@ mod tests {
                 let location = location.clone();
                 std::thread::spawn(move || {
                     let mut table = Table::load(&location, &HashMap::new()).unwrap();
-                    for i in 0..25 {
+                    for i in 0..50 {
                         let start = (w * 1000 + i * 10) as i64;
                         table.append(reader(vec![batch(start..start + 10)])).unwrap();
                     }
@@ -1450,8 +1490,36 @@ mod tests {
             w.join().unwrap();
         }
         let table = Table::load(&location, &HashMap::new()).unwrap();
-        assert_eq!(table.version(), 51);
-        assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 500);
-        assert_eq!(table.metadata().snapshots.len(), 50);
+        assert_eq!(table.version(), 101);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 1000);
+        assert_eq!(table.metadata().snapshots.len(), 100);
+    }
+
+    #[test]
+    fn orphan_removal_spares_referenced_and_recent_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..10)])).unwrap();
+        table.append(reader(vec![batch(10..20)])).unwrap();
+        // A write that never committed: its data file and vector sidecar are orphans.
+        let pending = table.write_data_file(reader(vec![batch(20..30)])).unwrap();
+        let listed = |t: &Table| {
+            let mut all = t.storage.list("").unwrap();
+            all.sort();
+            all
+        };
+        let before = listed(&table);
+        // Files younger than the cutoff stay: a writer may still be about to commit them.
+        assert!(table.remove_orphan_files(now_ms() - 3_600_000).unwrap().is_empty());
+        let removed = table.remove_orphan_files(i64::MAX).unwrap();
+        let stem = table.storage.relative(&pending.file_path).unwrap().strip_suffix(".parquet").unwrap().to_owned();
+        assert_eq!(removed.len(), 2, "{removed:?}");
+        assert!(removed.iter().all(|p| p.starts_with(&stem)), "{removed:?}");
+        assert_eq!(listed(&table).len(), before.len() - 2);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..20).collect::<Vec<_>>());
+        // Time travel still has every file it needs.
+        let first = table.metadata().snapshots[0].snapshot_id;
+        assert_eq!(ids(&table, table.metadata().snapshot(first).ok()).len(), 10);
     }
 }
