@@ -39,7 +39,7 @@ final class HyperStreamConnector implements Connector {
         this.metadata = new HyperStreamMetadata(config);
         this.splitManager = new HyperStreamSplitManager(config);
         this.pageSourceProvider = new HyperStreamPageSourceProvider(config);
-        this.procedures = new VectorIndexProcedures(config).procedures();
+        this.procedures = new TableProcedures(config).procedures();
     }
 
     @Override

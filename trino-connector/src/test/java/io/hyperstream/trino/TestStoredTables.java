@@ -171,6 +171,30 @@ class TestStoredTables {
     }
 
     @Test
+    void removeOrphanFilesDeletesOnlyOldUnreferencedFiles() throws Exception {
+        Path data = root.resolve("db").resolve("events").resolve("data");
+        Path old = Files.writeString(data.resolve("left-by-a-killed-writer.parquet"), "partial");
+        Path recent = Files.writeString(data.resolve("being-written.parquet"), "partial");
+        Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 100 * 3_600_000L));
+        long files;
+        try (var listing = Files.list(data)) {
+            files = listing.count();
+        }
+        runner.execute("CALL lake.system.remove_orphan_files('db', 'events')");
+        assertTrue(!Files.exists(old), "an orphan older than 72 hours is removed");
+        assertTrue(Files.exists(recent), "a recent file may belong to a writer about to commit");
+        try (var listing = Files.list(data)) {
+            assertEquals(files - 1, listing.count(), "committed files stay");
+        }
+        runner.execute("CALL lake.system.remove_orphan_files('db', 'events', 0)");
+        assertTrue(!Files.exists(recent));
+        assertEquals(1500L, runner.execute("SELECT count(*) FROM events").getOnlyValue());
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("CALL lake.system.remove_orphan_files('db', 'events', -1)"));
+        assertTrue(e.getMessage().contains("older_than_hours must be zero or more"), e.getMessage());
+    }
+
+    @Test
     void unknownSnapshotsAndTablesFailClearly() {
         RuntimeException snapshot = assertThrows(RuntimeException.class,
                 () -> runner.execute("SELECT count(*) FROM events FOR VERSION AS OF 42"));

@@ -177,6 +177,16 @@ public final class NativeTable extends NativeHandle {
     }
 
     /** Moves this handle to the latest committed version and returns that version number. */
+    /**
+     * Removes the files under the table's {@code data/} and {@code metadata/} that no version of
+     * the table references (what killed or aborted writers left) and that last changed before
+     * {@code olderThanMillis} (epoch milliseconds; give a margin, since a writer still writing keeps
+     * its files until it commits). Returns their paths, relative to the table.
+     */
+    public List<String> removeOrphanFiles(long olderThanMillis) {
+        return List.of(call(h -> removeOrphanFilesNative(h, olderThanMillis)));
+    }
+
     public long refresh() {
         return call(NativeTable::refreshNative);
     }
@@ -254,4 +264,6 @@ public final class NativeTable extends NativeHandle {
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);
+
+    private static native String[] removeOrphanFilesNative(long handle, long olderThanMillis);
 }

@@ -20,32 +20,40 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Vector index management as catalog procedures:
+ * Table maintenance as catalog procedures:
  * {@code CALL <catalog>.system.create_vector_index('schema', 'table', 'column', '{"metric":"cosine","m":16}')}
  * builds an HNSW index for the table's files without rewriting them (the definition is optional
  * JSON; defaults l2, m 16, ef_construction 200), and
- * {@code CALL <catalog>.system.drop_vector_index('schema', 'table', 'column')} drops it.
+ * {@code CALL <catalog>.system.drop_vector_index('schema', 'table', 'column')} drops it, and
+ * {@code CALL <catalog>.system.remove_orphan_files('schema', 'table', 72)} removes the files no
+ * version of the table references (what killed or aborted writers left) that are older than the
+ * given hours (default 72: a writer still writing keeps its files until it commits).
  */
-final class VectorIndexProcedures {
+final class TableProcedures {
     private final HyperStreamConfig config;
 
-    VectorIndexProcedures(HyperStreamConfig config) {
+    TableProcedures(HyperStreamConfig config) {
         this.config = config;
     }
 
     Set<Procedure> procedures() {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            MethodHandle create = lookup.findVirtual(VectorIndexProcedures.class, "createVectorIndex",
+            MethodHandle create = lookup.findVirtual(TableProcedures.class, "createVectorIndex",
                     MethodType.methodType(void.class, String.class, String.class, String.class, String.class)).bindTo(this);
-            MethodHandle drop = lookup.findVirtual(VectorIndexProcedures.class, "dropVectorIndex",
+            MethodHandle drop = lookup.findVirtual(TableProcedures.class, "dropVectorIndex",
                     MethodType.methodType(void.class, String.class, String.class, String.class)).bindTo(this);
             List<Argument> table = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("COLUMN_NAME", VARCHAR));
             List<Argument> withDefinition = new java.util.ArrayList<>(table);
             withDefinition.add(new Argument("DEFINITION", VARCHAR, false, null));
+            MethodHandle orphans = lookup.findVirtual(TableProcedures.class, "removeOrphanFiles",
+                    MethodType.methodType(void.class, String.class, String.class, Double.class)).bindTo(this);
+            List<Argument> orphanArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
+                    new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 72.0));
             return Set.of(new Procedure("system", "create_vector_index", withDefinition, create),
-                    new Procedure("system", "drop_vector_index", table, drop));
+                    new Procedure("system", "drop_vector_index", table, drop),
+                    new Procedure("system", "remove_orphan_files", orphanArguments, orphans));
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }
@@ -65,6 +73,19 @@ final class VectorIndexProcedures {
         nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(location, Map.of())) {
                 return stored.dropVectorIndex(column);
+            }
+        });
+    }
+
+    public void removeOrphanFiles(String schema, String table, Double olderThanHours) {
+        if (olderThanHours == null || olderThanHours < 0) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more, got " + olderThanHours);
+        }
+        String location = location(schema, table, "");
+        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                return stored.removeOrphanFiles(cutoff);
             }
         });
     }
