@@ -1,25 +1,60 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.NotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The HyperStream catalog, which holds the vector distance functions ({@link VectorFunctions}):
+ * The HyperStream catalog. It always holds the vector distance functions ({@link VectorFunctions}):
  * with {@code spark.sql.catalog.hyperstream=io.hyperstream.spark.HyperStreamCatalog}, SQL calls
  * {@code hyperstream.cosine_distance(embedding, array(...))} and DataFrames {@code
- * call_function("hyperstream.cosine_distance", ...)}. Being V2 functions, they reach a HyperStream
+ * call_function("hyperstream.cosine_distance", ...)}; being V2 functions, they reach a HyperStream
  * scan as expressions it can push down ({@code ORDER BY ... LIMIT k} as a native top-k).
+ *
+ * <p>With {@code spark.sql.catalog.<name>.root=<directory>} it is also a catalog of stored tables:
+ * each directory under the root is a namespace and each table directory in it a table, so that
+ * {@code CREATE NAMESPACE}, {@code CREATE TABLE ... USING hyperstream} (vector columns by the table
+ * property {@code vector.<column>.dimension}), CTAS, {@code INSERT INTO}, {@code SELECT ... VERSION AS
+ * OF <snapshot id>} / {@code TIMESTAMP AS OF}, {@code DESCRIBE}, {@code SHOW TABLES} and {@code DROP
+ * TABLE} work in SQL (local directories for now).
  */
-public final class HyperStreamCatalog implements FunctionCatalog {
+public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces {
     private String name = "hyperstream";
+    private Path root;
 
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
         this.name = name;
+        String dir = options.get("root");
+        this.root = dir == null || dir.isBlank() ? null : Path.of(dir).toAbsolutePath();
     }
 
     @Override
@@ -35,15 +70,216 @@ public final class HyperStreamCatalog implements FunctionCatalog {
 
     @Override
     public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
-        String function = ident.name().toLowerCase(java.util.Locale.ROOT);
+        String function = ident.name().toLowerCase(Locale.ROOT);
         if (!VectorFunctions.isDistance(function)) {
             throw new NoSuchFunctionException(ident);
         }
         return VectorFunctions.unbound(function);
     }
 
+    // ---- namespaces: the directories under the root
+
+    private Path root() {
+        if (root == null) {
+            throw new UnsupportedOperationException("catalog " + name + " has no tables: set spark.sql.catalog." + name
+                    + ".root to a directory to keep HyperStream tables in it");
+        }
+        return root;
+    }
+
+    private Path namespaceDir(String[] namespace) throws NoSuchNamespaceException {
+        if (namespace.length != 1 || root == null || !Files.isDirectory(root.resolve(namespace[0]))) {
+            throw new NoSuchNamespaceException(namespace);
+        }
+        return root.resolve(namespace[0]);
+    }
+
+    private static List<Path> children(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> paths = Files.list(dir)) {
+            return paths.filter(Files::isDirectory).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + dir, e);
+        }
+    }
+
+    private static boolean isTable(Path dir) {
+        return Files.isDirectory(dir.resolve("metadata"));
+    }
+
+    @Override
+    public String[][] listNamespaces() {
+        return root == null ? new String[0][] : children(root).stream().filter(p -> !isTable(p))
+                .map(p -> new String[] {p.getFileName().toString()}).toArray(String[][]::new);
+    }
+
+    @Override
+    public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+        if (namespace.length == 0) {
+            return listNamespaces();
+        }
+        namespaceDir(namespace);
+        return new String[0][];
+    }
+
+    @Override
+    public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
+        return Map.of("location", namespaceDir(namespace).toString());
+    }
+
+    @Override
+    public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
+        if (namespace.length != 1) {
+            throw new IllegalArgumentException("HyperStream namespaces are one level deep (a directory under the root), got "
+                    + String.join(".", namespace));
+        }
+        Path dir = root().resolve(namespace[0]);
+        if (Files.exists(dir)) {
+            throw new NamespaceAlreadyExistsException(namespace);
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("creating namespace directory " + dir, e);
+        }
+    }
+
+    @Override
+    public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+        throw new UnsupportedOperationException("HyperStream namespaces have no properties to alter");
+    }
+
+    @Override
+    public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
+        Path dir = namespaceDir(namespace);
+        if (!cascade && !children(dir).isEmpty()) {
+            throw new NonEmptyNamespaceException(namespace);
+        }
+        deleteTree(dir);
+        return true;
+    }
+
+    // ---- tables: the table directories of a namespace
+
+    private Path tableDir(Identifier ident) {
+        if (root == null || ident.namespace().length != 1) {
+            return null;
+        }
+        return root.resolve(ident.namespace()[0]).resolve(ident.name());
+    }
+
+    @Override
+    public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+        Path dir = namespaceDir(namespace);
+        return children(dir).stream().filter(HyperStreamCatalog::isTable)
+                .map(p -> Identifier.of(namespace, p.getFileName().toString())).toArray(Identifier[]::new);
+    }
+
+    @Override
+    public Table loadTable(Identifier ident) throws NoSuchTableException {
+        return load(ident, Map.of());
+    }
+
+    /** {@code VERSION AS OF <snapshot id>}. */
+    @Override
+    public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+        return load(ident, Map.of("snapshot-id", version));
+    }
+
+    /** {@code TIMESTAMP AS OF}: Spark gives microseconds since the epoch. */
+    @Override
+    public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
+        return load(ident, Map.of("as-of-timestamp", Long.toString(Math.floorDiv(timestampMicros, 1000))));
+    }
+
+    private Table load(Identifier ident, Map<String, String> travel) throws NoSuchTableException {
+        Path dir = tableDir(ident);
+        if (dir == null || !isTable(dir)) {
+            throw new NoSuchTableException(ident);
+        }
+        Map<String, String> options = new HashMap<>(travel);
+        options.put("path", dir.toString());
+        PathOptions path = PathOptions.from(options);
+        NativeTable table;
+        try {
+            table = NativeTable.load(path.path(), path.storage());
+        } catch (NotFoundException missing) {
+            throw new NoSuchTableException(ident);
+        }
+        try (BufferAllocator allocator = Allocators.child("spark-catalog"); table) {
+            if (path.snapshotId() >= 0 || path.asOfMillis() >= 0) {
+                table.dataFiles(path.snapshotId(), path.asOfMillis()); // an unknown version fails here, by name
+            }
+            return new HyperStreamPathTable(path, SparkTypes.toStructType(table.schema(allocator)));
+        }
+    }
+
+    @Override
+    public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        if (partitions.length > 0) {
+            throw new IllegalArgumentException("partitioned HyperStream tables are not supported yet");
+        }
+        namespaceDir(ident.namespace());
+        Path dir = tableDir(ident);
+        if (Files.exists(dir)) {
+            throw new TableAlreadyExistsException(ident);
+        }
+        Map<String, Integer> vectors = new HashMap<>();
+        for (Map.Entry<String, String> p : properties.entrySet()) {
+            String key = p.getKey();
+            if (key.startsWith("vector.") && key.endsWith(".dimension")) {
+                String column = key.substring("vector.".length(), key.length() - ".dimension".length());
+                try {
+                    vectors.put(column, Integer.parseInt(p.getValue().trim()));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("table property '" + key + "' must be an integer, got '" + p.getValue() + "'", e);
+                }
+            }
+        }
+        try (BufferAllocator allocator = Allocators.child("spark-create");
+                NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), Map.of(),
+                        Map.of(), allocator)) {
+            return new HyperStreamPathTable(PathOptions.from(Map.of("path", dir.toString())),
+                    SparkTypes.toStructType(table.schema(allocator)));
+        }
+    }
+
+    @Override
+    public Table alterTable(Identifier ident, TableChange... changes) {
+        throw new UnsupportedOperationException("ALTER TABLE is not supported for HyperStream tables yet");
+    }
+
+    @Override
+    public boolean dropTable(Identifier ident) {
+        Path dir = tableDir(ident);
+        if (dir == null || !isTable(dir)) {
+            return false;
+        }
+        deleteTree(dir);
+        return true;
+    }
+
+    @Override
+    public void renameTable(Identifier from, Identifier to) {
+        throw new UnsupportedOperationException("renaming HyperStream tables is not supported yet");
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("removing " + dir, e);
+        }
+    }
+
     @Override
     public String toString() {
-        return "HyperStreamCatalog(" + name + ", functions " + Arrays.toString(listFunctions(new String[0])) + ")";
+        return "HyperStreamCatalog(" + name + (root == null ? "" : ", root " + root) + ", functions "
+                + Arrays.toString(listFunctions(new String[0])) + ")";
     }
 }

@@ -1,0 +1,82 @@
+package io.hyperstream.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hyperstream.jni.NativeTable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** HyperStream tables in a Spark catalog: DDL, INSERT, CTAS and time travel in SQL. */
+class SparkCatalogTest {
+    private static SparkSession spark;
+
+    @TempDir
+    static Path root;
+
+    @BeforeAll
+    static void startSpark() {
+        spark = LocalSpark.start("hyperstream-catalog-test");
+        spark.conf().set("spark.sql.catalog.lake", HyperStreamCatalog.class.getName());
+        spark.conf().set("spark.sql.catalog.lake.root", root.toString());
+    }
+
+    @AfterAll
+    static void stopSpark() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    private static List<Row> sql(String query) {
+        return spark.sql(query).collectAsList();
+    }
+
+    @Test
+    void sqlCreatesInsertsCopiesTravelsAndDrops() {
+        sql("CREATE NAMESPACE lake.db");
+        assertTrue(Files.isDirectory(root.resolve("db")));
+        sql("CREATE TABLE lake.db.t (id BIGINT NOT NULL, name STRING, embedding ARRAY<FLOAT>) USING hyperstream "
+                + "TBLPROPERTIES ('vector.embedding.dimension' = '3')");
+        sql("INSERT INTO lake.db.t VALUES (1, 'one', array(float(1), float(2), float(3))), (2, NULL, array(float(4), float(5), float(6)))");
+        long first;
+        try (NativeTable table = NativeTable.load(root.resolve("db").resolve("t").toString(), Map.of())) {
+            first = table.currentSnapshotId();
+        }
+        sql("INSERT INTO lake.db.t SELECT id + 10, name, embedding FROM lake.db.t");
+        assertEquals(List.of(4L, 26L, 2L), sql("SELECT count(*), sum(id), count(name) FROM lake.db.t").stream()
+                .map(r -> List.of(r.getLong(0), r.getLong(1), r.getLong(2))).findFirst().orElseThrow());
+        assertEquals(2L, sql("SELECT count(*) FROM lake.db.t VERSION AS OF " + first).get(0).getLong(0));
+        assertEquals(List.of("id:bigint", "name:string", "embedding:array<float>"),
+                sql("DESCRIBE lake.db.t").stream().limit(3).map(r -> r.getString(0) + ":" + r.getString(1)).toList());
+
+        sql("CREATE TABLE lake.db.copy USING hyperstream TBLPROPERTIES ('vector.embedding.dimension' = '3') "
+                + "AS SELECT * FROM lake.db.t WHERE id > 1");
+        assertEquals(3L, sql("SELECT count(*) FROM lake.db.copy").get(0).getLong(0));
+        assertEquals(List.of(4.0f, 5.0f, 6.0f), sql("SELECT embedding FROM lake.db.copy WHERE id = 12").get(0).getList(0));
+        assertEquals(List.of("copy", "t"), sql("SHOW TABLES IN lake.db").stream().map(r -> r.getString(1)).sorted().toList());
+
+        Exception e = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.db.t (x BIGINT) USING hyperstream"));
+        assertTrue(e.getMessage().contains("already exists"), e.getMessage());
+        e = assertThrows(Exception.class, () -> sql("SELECT * FROM lake.db.missing"));
+        assertTrue(e.getMessage().contains("missing"), e.getMessage());
+        e = assertThrows(Exception.class, () -> sql("SELECT count(*) FROM lake.db.t VERSION AS OF 42"));
+        assertTrue(e.getMessage().contains("snapshot 42 does not exist"), e.getMessage());
+
+        sql("DROP TABLE lake.db.copy");
+        assertFalse(Files.exists(root.resolve("db").resolve("copy")));
+        e = assertThrows(Exception.class, () -> sql("DROP NAMESPACE lake.db"));
+        sql("DROP NAMESPACE lake.db CASCADE");
+        assertFalse(Files.exists(root.resolve("db")));
+    }
+}
