@@ -17,7 +17,7 @@ use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow::datatypes::Schema as ArrowSchema;
 use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObjectArray, JString};
-use jni::sys::{jint, jlong, JNI_ERR, JNI_VERSION_1_8};
+use jni::sys::{jboolean, jint, jlong, JNI_ERR, JNI_VERSION_1_8};
 use jni::vm::JavaVM;
 use jni::{Env, EnvUnowned};
 
@@ -586,12 +586,13 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitAppendNative<'l
     _class: JClass<'l>,
     handle: jlong,
     files: JObjectArray<'l>,
+    overwrite: jboolean,
 ) -> jlong {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let files = data_files_arg(env, &files)?;
-        let snapshot = lock(&cell).commit_append(files)?;
-        Ok(snapshot)
+        let mut table = lock(&cell);
+        Ok(if overwrite { table.commit_overwrite(files)? } else { table.commit_append(files)? })
     })
 }
 

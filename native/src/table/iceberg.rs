@@ -389,68 +389,104 @@ impl Table {
         Err(Error::CommitConflict(format!("gave up committing to {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
     }
 
-    /// Commits a snapshot that adds `added` on top of the current snapshot's files.
-    fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
-        let schema = self.metadata.current_schema()?.clone();
+    /// Commits written data files as one snapshot that replaces every row of the table (Spark's
+    /// overwrite, Trino's TRUNCATE when there are none): the files live until now are marked
+    /// deleted in it, so older snapshots keep them for time travel. Returns the snapshot id.
+    pub fn commit_overwrite(&mut self, files: Vec<DataFile>) -> Result<i64> {
+        for file in &files {
+            self.storage.relative(&file.file_path).map_err(|_| {
+                Error::invalid(format!("data file {} lies outside the table root {}", file.file_path, self.location()))
+            })?;
+        }
+        self.commit_snapshot("overwrite", files)
+    }
+
+    /// Writes a manifest of `entries` and returns its entry for a manifest list.
+    fn put_manifest(&self, entries: &[ManifestEntry], schema: &super::schema::Schema, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
         let schema_json = serde_json::to_string(&schema.to_json()).map_err(|e| Error::Internal(e.to_string()))?;
+        let manifest = write_manifest(entries, &schema_json, schema.schema_id, "[]", 0, "data")?;
+        let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
+        let manifest_length = manifest.len() as i64;
+        self.storage.put(&manifest_path, Bytes::from(manifest))?;
+        let count = |status: i32| entries.iter().filter(move |e| e.status == status);
+        Ok(ManifestFile {
+            manifest_path: self.storage.uri(&manifest_path),
+            manifest_length,
+            partition_spec_id: 0,
+            content: 0,
+            sequence_number,
+            min_sequence_number: sequence_number,
+            added_snapshot_id: snapshot_id,
+            added_files_count: count(STATUS_ADDED).count() as i32,
+            existing_files_count: 0,
+            deleted_files_count: count(STATUS_DELETED).count() as i32,
+            added_rows_count: count(STATUS_ADDED).map(|e| e.data_file.record_count).sum(),
+            existing_rows_count: 0,
+            deleted_rows_count: count(STATUS_DELETED).map(|e| e.data_file.record_count).sum(),
+        })
+    }
+
+    /// Commits a snapshot that adds `added` on top of the current snapshot's files ("append"), or in
+    /// place of them ("overwrite": they are listed as deleted).
+    fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
+        let overwrite = operation == "overwrite";
+        let schema = self.metadata.current_schema()?.clone();
         for _ in 0..COMMIT_ATTEMPTS {
             let snapshot_id = (uuid::Uuid::new_v4().as_u64_pair().0 >> 1) as i64;
             let sequence_number = self.metadata.last_sequence_number + 1;
-            let entries: Vec<ManifestEntry> = added
-                .iter()
-                .map(|f| ManifestEntry {
-                    status: STATUS_ADDED,
-                    snapshot_id: Some(snapshot_id),
-                    sequence_number: None,
-                    file_sequence_number: None,
-                    data_file: f.clone(),
-                })
-                .collect();
-            let manifest = write_manifest(&entries, &schema_json, schema.schema_id, "[]", 0, "data")?;
-            let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
-            let manifest_length = manifest.len() as i64;
-            self.storage.put(&manifest_path, Bytes::from(manifest))?;
-            let parent = self.metadata.current_snapshot().cloned();
-            let mut manifests = match &parent {
-                Some(p) => read_manifest_list(&self.storage.get(self.storage.relative(&p.manifest_list)?)?, &p.manifest_list)?,
-                None => Vec::new(),
+            let entry = |status: i32, file: &DataFile| ManifestEntry {
+                status,
+                snapshot_id: Some(snapshot_id),
+                sequence_number: None,
+                file_sequence_number: None,
+                data_file: file.clone(),
             };
-            let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
-            manifests.insert(
-                0,
-                ManifestFile {
-                    manifest_path: self.storage.uri(&manifest_path),
-                    manifest_length,
-                    partition_spec_id: 0,
-                    content: 0,
-                    sequence_number,
-                    min_sequence_number: sequence_number,
-                    added_snapshot_id: snapshot_id,
-                    added_files_count: added.len() as i32,
-                    existing_files_count: 0,
-                    deleted_files_count: 0,
-                    added_rows_count: added_rows,
-                    existing_rows_count: 0,
-                    deleted_rows_count: 0,
-                },
-            );
+            let parent = self.metadata.current_snapshot().cloned();
+            let mut written = Vec::new();
+            let mut manifests = Vec::new();
+            if !added.is_empty() {
+                let entries: Vec<ManifestEntry> = added.iter().map(|f| entry(STATUS_ADDED, f)).collect();
+                manifests.push(self.put_manifest(&entries, &schema, snapshot_id, sequence_number)?);
+            }
+            let mut removed: Vec<DataFile> = Vec::new();
+            if overwrite {
+                removed = self.data_files(parent.as_ref())?;
+                if !removed.is_empty() {
+                    let entries: Vec<ManifestEntry> = removed.iter().map(|f| entry(STATUS_DELETED, f)).collect();
+                    manifests.push(self.put_manifest(&entries, &schema, snapshot_id, sequence_number)?);
+                }
+            } else if let Some(p) = &parent {
+                manifests.extend(read_manifest_list(&self.storage.get(self.storage.relative(&p.manifest_list)?)?, &p.manifest_list)?);
+            }
+            written.extend(manifests.iter().filter(|m| m.added_snapshot_id == snapshot_id).map(|m| m.manifest_path.clone()));
             let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), sequence_number)?;
             let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
             self.storage.put(&list_path, Bytes::from(list))?;
 
-            let total_rows: i64 = parent
-                .as_ref()
-                .and_then(|p| p.summary.get("total-records"))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-                + added_rows;
-            let total_files: i64 = parent
-                .as_ref()
-                .and_then(|p| p.summary.get("total-data-files"))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-                + added.len() as i64;
+            let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
+            let parent_total = |key: &str| -> i64 {
+                parent.as_ref().and_then(|p| p.summary.get(key)).and_then(|v| v.parse().ok()).unwrap_or(0)
+            };
+            let (total_rows, total_files) = if overwrite {
+                (added_rows, added.len() as i64)
+            } else {
+                (parent_total("total-records") + added_rows, parent_total("total-data-files") + added.len() as i64)
+            };
             let now = now_ms().max(self.metadata.last_updated_ms + 1);
+            let mut summary = BTreeMap::from([
+                ("operation".to_owned(), operation.to_owned()),
+                ("added-data-files".to_owned(), added.len().to_string()),
+                ("added-records".to_owned(), added_rows.to_string()),
+                ("total-records".to_owned(), total_rows.to_string()),
+                ("total-data-files".to_owned(), total_files.to_string()),
+                ("total-delete-files".to_owned(), "0".to_owned()),
+                ("total-position-deletes".to_owned(), "0".to_owned()),
+                ("total-equality-deletes".to_owned(), "0".to_owned()),
+            ]);
+            if overwrite {
+                summary.insert("deleted-data-files".to_owned(), removed.len().to_string());
+                summary.insert("deleted-records".to_owned(), removed.iter().map(|f| f.record_count).sum::<i64>().to_string());
+            }
             let mut next = self.metadata.clone();
             next.metadata_log.push(MetadataLogEntry {
                 timestamp_ms: self.metadata.last_updated_ms,
@@ -462,23 +498,16 @@ impl Table {
                 sequence_number,
                 timestamp_ms: now,
                 manifest_list: self.storage.uri(&list_path),
-                summary: BTreeMap::from([
-                    ("operation".to_owned(), operation.to_owned()),
-                    ("added-data-files".to_owned(), added.len().to_string()),
-                    ("added-records".to_owned(), added_rows.to_string()),
-                    ("total-records".to_owned(), total_rows.to_string()),
-                    ("total-data-files".to_owned(), total_files.to_string()),
-                    ("total-delete-files".to_owned(), "0".to_owned()),
-                    ("total-position-deletes".to_owned(), "0".to_owned()),
-                    ("total-equality-deletes".to_owned(), "0".to_owned()),
-                ]),
+                summary,
                 schema_id: Some(schema.schema_id),
             });
             if self.try_commit(next)? {
                 return Ok(snapshot_id);
             }
             // Another writer committed this version first: rebase on top of it.
-            self.storage.delete(&manifest_path)?;
+            for manifest in &written {
+                self.storage.delete(self.storage.relative(manifest)?)?;
+            }
             self.storage.delete(&list_path)?;
             self.refresh()?;
         }
@@ -1493,6 +1522,28 @@ mod tests {
         assert_eq!(table.version(), 101);
         assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 1000);
         assert_eq!(table.metadata().snapshots.len(), 100);
+    }
+
+    #[test]
+    fn overwrite_replaces_every_row_and_keeps_the_old_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let first = table.append(reader(vec![batch(0..10)])).unwrap();
+        table.append(reader(vec![batch(10..20)])).unwrap();
+        let file = table.write_data_file(reader(vec![batch(100..105)])).unwrap();
+        let replaced = table.commit_overwrite(vec![file]).unwrap();
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), (100..105).collect::<Vec<_>>());
+        assert_eq!(ids(&table, table.metadata().snapshot(first).ok()), (0..10).collect::<Vec<_>>());
+        let summary = &table.metadata().snapshot(replaced).unwrap().summary;
+        assert_eq!((summary["operation"].as_str(), summary["total-records"].as_str(), summary["deleted-data-files"].as_str()), ("overwrite", "5", "2"));
+        // An overwrite with no files empties the table (TRUNCATE); appends go on from there.
+        table.commit_overwrite(vec![]).unwrap();
+        assert!(ids(&table, table.metadata().current_snapshot()).is_empty());
+        table.append(reader(vec![batch(7..9)])).unwrap();
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), vec![7, 8]);
+        assert_eq!(ids(&reopened, reopened.metadata().snapshot(replaced).ok()), (100..105).collect::<Vec<_>>());
     }
 
     #[test]

@@ -13,8 +13,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * A stored HyperStream table by path: batch reads (one split per data file, column pruning, time
- * travel by option) and appends (tasks write data files natively, the driver commits them as one
- * snapshot). A path with no table yet is created by the first write.
+ * travel by option) and appends or overwrites (tasks write data files natively, the driver commits
+ * them as one snapshot; an overwrite's snapshot replaces every row, older snapshots keep theirs). A path with no table yet is created by the first write.
  */
 final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
     private final PathOptions options;
@@ -37,7 +37,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
     }
 
     @Override
@@ -50,11 +50,29 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
         if (options.search() != null) {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
         }
-        return new WriteBuilder() {
-            @Override
-            public org.apache.spark.sql.connector.write.Write build() {
-                return new HyperStreamWrite(options, info.schema());
-            }
-        };
+        return new OverwritableWrite(options, info.schema());
+    }
+
+    /** An append, or with {@code truncate()} (mode "overwrite", INSERT OVERWRITE) a replacement of every row. */
+    private static final class OverwritableWrite implements WriteBuilder, org.apache.spark.sql.connector.write.SupportsTruncate {
+        private final PathOptions options;
+        private final StructType schema;
+        private boolean overwrite;
+
+        OverwritableWrite(PathOptions options, StructType schema) {
+            this.options = options;
+            this.schema = schema;
+        }
+
+        @Override
+        public WriteBuilder truncate() {
+            overwrite = true;
+            return this;
+        }
+
+        @Override
+        public org.apache.spark.sql.connector.write.Write build() {
+            return new HyperStreamWrite(options, schema, overwrite);
+        }
     }
 }

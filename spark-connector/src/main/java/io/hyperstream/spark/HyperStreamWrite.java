@@ -15,19 +15,24 @@ import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.types.StructType;
 
-/** An append: tasks write data files natively; {@link #commit} makes them one snapshot. */
+/**
+ * An append (or an overwrite): tasks write data files natively; {@link #commit} makes them one
+ * snapshot, which for an overwrite replaces every row the table had.
+ */
 final class HyperStreamWrite implements Write, BatchWrite {
     private final PathOptions options;
     private final StructType schema;
+    private final boolean overwrite;
 
     /** Column to normalized index definition, or to {@link PathOptions#NO_INDEX}. */
     private final Map<String, String> indexes = new java.util.HashMap<>();
     /** Set once the rows are committed: from then on an abort must not delete their files. */
     private volatile boolean committed;
 
-    HyperStreamWrite(PathOptions options, StructType schema) {
+    HyperStreamWrite(PathOptions options, StructType schema, boolean overwrite) {
         this.options = options;
         this.schema = schema;
+        this.overwrite = overwrite;
         // Index options are checked before any task runs, so that a bad one fails the write
         // before anything is committed.
         for (Map.Entry<String, String> index : options.indexes().entrySet()) {
@@ -80,11 +85,13 @@ final class HyperStreamWrite implements Write, BatchWrite {
     @Override
     public void commit(WriterCommitMessage[] messages) {
         String[] files = dataFiles(messages);
-        if (files.length == 0 && indexes.isEmpty()) {
+        if (files.length == 0 && indexes.isEmpty() && !overwrite) {
             return;
         }
         try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-            if (files.length > 0) {
+            if (overwrite) {
+                table.commitOverwrite(files);
+            } else if (files.length > 0) {
                 table.commitAppend(files);
             }
             committed = true;
@@ -133,6 +140,6 @@ final class HyperStreamWrite implements Write, BatchWrite {
 
     @Override
     public String description() {
-        return "HyperStreamAppend " + options.path() + " " + schema.simpleString();
+        return (overwrite ? "HyperStreamOverwrite " : "HyperStreamAppend ") + options.path() + " " + schema.simpleString();
     }
 }

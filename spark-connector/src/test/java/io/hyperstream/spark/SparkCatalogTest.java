@@ -64,6 +64,17 @@ class SparkCatalogTest {
                 + "AS SELECT * FROM lake.db.t WHERE id > 1");
         assertEquals(3L, sql("SELECT count(*) FROM lake.db.copy").get(0).getLong(0));
         assertEquals(List.of(4.0f, 5.0f, 6.0f), sql("SELECT embedding FROM lake.db.copy WHERE id = 12").get(0).getList(0));
+        // INSERT OVERWRITE (and DataFrame mode "overwrite") replace every row; the old rows stay in time.
+        long beforeOverwrite;
+        try (NativeTable copy = NativeTable.load(root.resolve("db").resolve("copy").toString(), Map.of())) {
+            beforeOverwrite = copy.currentSnapshotId();
+        }
+        sql("INSERT OVERWRITE lake.db.copy SELECT id + 100, name, embedding FROM lake.db.t WHERE id = 1");
+        assertEquals(List.of(101L), sql("SELECT id FROM lake.db.copy").stream().map(r -> r.getLong(0)).toList());
+        spark.table("lake.db.t").where("id = 2").write().format("hyperstream").mode("overwrite")
+                .save(root.resolve("db").resolve("copy").toString());
+        assertEquals(List.of(2L), sql("SELECT id FROM lake.db.copy").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(3L, sql("SELECT count(*) FROM lake.db.copy VERSION AS OF " + beforeOverwrite).get(0).getLong(0));
         assertEquals(List.of("copy", "t"), sql("SHOW TABLES IN lake.db").stream().map(r -> r.getString(1)).sorted().toList());
 
         Exception e = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.db.t (x BIGINT) USING hyperstream"));

@@ -441,6 +441,19 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return dir.resolve(name.getTableName()).toString();
     }
 
+    /** TRUNCATE TABLE: a snapshot without rows; older snapshots keep theirs. */
+    @Override
+    public void truncateTable(ConnectorSession session, ConnectorTableHandle table) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "TRUNCATE TABLE works on stored tables only");
+        }
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                return stored.commitOverwrite(new String[0]);
+            }
+        });
+    }
+
     /** Drops a stored table with its files, or an array of an array store. */
     @Override
     public void dropTable(ConnectorSession session, ConnectorTableHandle table) {

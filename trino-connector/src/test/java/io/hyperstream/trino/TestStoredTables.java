@@ -161,6 +161,11 @@ class TestStoredTables {
         e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE TABLE nowhere.t (id bigint)"));
         assertTrue(e.getMessage().contains("nowhere"), e.getMessage());
 
+        long full = (long) runner.execute("SELECT snapshot_id FROM made.\"copy$snapshots\" ORDER BY sequence_number DESC LIMIT 1")
+                .getOnlyValue();
+        runner.execute("TRUNCATE TABLE made.copy");
+        assertEquals(0L, runner.execute("SELECT count(*) FROM made.copy").getOnlyValue());
+        assertEquals(2L, runner.execute("SELECT count(*) FROM made.copy FOR VERSION AS OF " + full).getOnlyValue());
         runner.execute("DROP TABLE made.copy");
         assertTrue(!Files.exists(root.resolve("made").resolve("copy")));
         assertEquals(List.of("t"), runner.execute("SHOW TABLES FROM made").getOnlyColumn().toList());

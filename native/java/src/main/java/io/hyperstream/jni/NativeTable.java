@@ -78,7 +78,15 @@ public final class NativeTable extends NativeHandle {
 
     /** Commits data files written by {@link #writeDataFile} as one append; returns the snapshot id. */
     public long commitAppend(String[] dataFiles) {
-        return call(h -> commitAppendNative(h, dataFiles));
+        return call(h -> commitAppendNative(h, dataFiles, false));
+    }
+
+    /**
+     * Commits data files written by {@link #writeDataFile} as one snapshot that replaces every row
+     * of the table (none: the table is emptied); older snapshots keep their rows. Returns its id.
+     */
+    public long commitOverwrite(String[] dataFiles) {
+        return call(h -> commitAppendNative(h, dataFiles, true));
     }
 
     /** Deletes data files written by {@link #writeDataFile} and never committed (an aborted write's). */
@@ -244,7 +252,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String writeDataFileNative(long handle, long streamAddress);
 
-    private static native long commitAppendNative(long handle, String[] dataFiles);
+    private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
