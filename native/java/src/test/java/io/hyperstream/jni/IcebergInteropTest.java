@@ -155,6 +155,31 @@ class IcebergInteropTest {
     }
 
     @Test
+    void icebergJavaReadsOurOverwritesAndTruncates() throws Exception {
+        String location = dir.resolve("overwritten").toString();
+        long full;
+        long replaced;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
+            table.append(allocator, rows(0, 100));
+            full = table.append(allocator, rows(100, 150));
+            replaced = table.commitOverwrite(new String[] {table.writeDataFile(allocator, rows(1000, 1010))});
+            table.commitOverwrite(new String[0]);
+        }
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        assertEquals(0, read(IcebergGenerics.read(iceberg).build()).size(), "the truncate left no rows");
+        assertEquals(java.util.stream.LongStream.range(1000, 1010).boxed().collect(java.util.stream.Collectors.toSet()),
+                read(IcebergGenerics.read(iceberg).useSnapshot(replaced).build()).keySet());
+        assertEquals(150, read(IcebergGenerics.read(iceberg).useSnapshot(full).build()).size());
+        assertEquals("overwrite", iceberg.snapshot(replaced).operation());
+        // Iceberg's own change planning sees which files each overwrite removed.
+        int removed = 0;
+        for (DataFile ignored : iceberg.snapshot(replaced).removedDataFiles(iceberg.io())) {
+            removed++;
+        }
+        assertEquals(2, removed);
+    }
+
+    @Test
     void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
         String location = dir.resolve("theirs").toString();
         org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
