@@ -123,10 +123,10 @@ case "$command" in
       trino-connector/target/hyperstream-trino-plugin-*.zip | grep -v original-
     ;;
   test)
-    step "clustered 100K x 768 vectors for the HNSW recall test (tests/gen_clustered.py, numpy in target/test-venv)"
-    if [ ! -x target/test-venv/bin/python ]; then
+    step "test Python: numpy (the clustered vectors of the HNSW recall test) and pyiceberg (interop) in target/test-venv"
+    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow" 2>/dev/null; then
       python3 -m venv target/test-venv
-      target/test-venv/bin/pip install -q numpy
+      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0"
     fi
     target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
     export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"
@@ -136,7 +136,7 @@ case "$command" in
     cargo check --release --features cuda,wgpu
     build_native
     step "JNI, Spark and Trino tests (mvn install)"
-    maven install
+    maven install -Dhyperstream.test.python="$root/target/test-venv/bin/python"
     ;;
   demo)
     build_native

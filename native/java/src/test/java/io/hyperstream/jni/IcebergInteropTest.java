@@ -155,6 +155,49 @@ class IcebergInteropTest {
     }
 
     @Test
+    void pyicebergStaticTableReadsTablesWrittenByHyperStream() throws Exception {
+        String python = System.getProperty("hyperstream.test.python", "");
+        org.junit.jupiter.api.Assumptions.assumeFalse(python.isBlank(),
+                "hyperstream.test.python is not set: ./build-connectors.sh test sets it to a Python with pyiceberg");
+        String location = dir.resolve("for-python").toString();
+        long first;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
+            first = table.append(allocator, rows(0, 300));
+            table.append(allocator, rows(300, 420));
+        }
+        String metadata = Path.of(location, "metadata", "v3.metadata.json").toString();
+        List<Map<String, Object>> rows = pyiceberg(python, metadata, null);
+        assertEquals(420, rows.size());
+        for (int id = 0; id < 420; id++) {
+            Map<String, Object> row = rows.get(id);
+            assertEquals((long) id, ((Number) row.get("id")).longValue());
+            assertEquals(name(id), row.get("name"));
+            assertEquals(id / 2.0, ((Number) row.get("score")).doubleValue());
+            List<?> vector = (List<?>) row.get("embedding");
+            for (int j = 0; j < DIM; j++) {
+                assertEquals(element(id, j), ((Number) vector.get(j)).floatValue());
+            }
+        }
+        assertEquals(300, pyiceberg(python, metadata, first).size(), "pyiceberg travels to our first snapshot");
+    }
+
+    /** The rows pyiceberg's StaticTable reads from {@code metadata} (at {@code snapshot} when given). */
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> pyiceberg(String python, String metadata, Long snapshot) throws Exception {
+        Path script = Path.of(System.getProperty("hyperstream.repo.root", "../.."), "tests", "pyiceberg_read.py");
+        List<String> command = new java.util.ArrayList<>(List.of(python, script.toString(), metadata));
+        if (snapshot != null) {
+            command.add(snapshot.toString());
+        }
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, process.waitFor(), "pyiceberg failed:\n" + output);
+        String json = output.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow();
+        Map<String, Object> parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(json, Map.class);
+        return (List<Map<String, Object>>) parsed.get("rows");
+    }
+
+    @Test
     void icebergJavaReadsOurOverwritesAndTruncates() throws Exception {
         String location = dir.resolve("overwritten").toString();
         long full;
