@@ -674,6 +674,25 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_removeOrphanFilesNati
     })
 }
 
+/// Expires snapshots older than `older_than_ms` but the last `retain_last`; returns their ids.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    older_than_ms: jlong,
+    retain_last: jint,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        if retain_last < 1 {
+            return Err(Error::invalid(format!("retain_last must be at least 1, got {retain_last}")).into());
+        }
+        let expired = lock(&cell).expire_snapshots(older_than_ms, retain_last as usize)?;
+        long_array(env, &expired)
+    })
+}
+
 /// The definition (JSON) of a column's vector index, or null when it has none.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_vectorIndexNative<'l>(

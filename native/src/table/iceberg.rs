@@ -306,26 +306,13 @@ impl Table {
     /// its manifests and their data files with the files kept beside them (vector sidecars, graphs).
     pub fn remove_orphan_files(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
         self.refresh()?;
-        let mut referenced: std::collections::HashSet<String> = (1..=self.version).map(metadata_file).collect();
+        let mut referenced = self.files_of(&self.metadata.snapshots)?;
+        referenced.extend((1..=self.version).map(metadata_file));
         referenced.insert(VERSION_HINT.to_owned());
-        let mut data_stems = std::collections::HashSet::new();
-        for snapshot in &self.metadata.snapshots {
-            let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
-            for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
-                let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
-                for entry in read_manifest(&self.storage.get(&manifest_path)?, &manifest.manifest_path)? {
-                    let data = self.storage.relative(&entry.data_file.file_path)?;
-                    data_stems.insert(data.strip_suffix(".parquet").unwrap_or(data).to_owned());
-                    referenced.insert(data.to_owned());
-                }
-                referenced.insert(manifest_path);
-            }
-            referenced.insert(list_path);
-        }
+        let stems: std::collections::HashSet<&str> =
+            referenced.iter().filter_map(|p| p.strip_suffix(".parquet")).collect();
         // A sidecar or graph is `<data file stem>.<field id>.<kind>`.
-        let beside_a_data_file = |path: &str| {
-            path.rsplitn(3, '.').nth(2).is_some_and(|stem| data_stems.contains(stem))
-        };
+        let beside_a_data_file = |path: &str| path.rsplitn(3, '.').nth(2).is_some_and(|stem| stems.contains(stem));
         let mut removed = Vec::new();
         for prefix in ["data", "metadata"] {
             for (path, modified_ms) in self.storage.list_modified(prefix)? {
@@ -337,6 +324,75 @@ impl Table {
         }
         removed.sort();
         Ok(removed)
+    }
+
+    /// The files `snapshots` reference, relative to the table: their manifest lists, manifests and
+    /// live data files (an entry marking a file deleted does not keep it: the snapshot before, while
+    /// it exists, lists the file live).
+    fn files_of(&self, snapshots: &[Snapshot]) -> Result<std::collections::HashSet<String>> {
+        let mut referenced = std::collections::HashSet::new();
+        for snapshot in snapshots {
+            let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
+            for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
+                let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
+                if referenced.contains(&manifest_path) {
+                    continue; // manifests carry over from snapshot to snapshot
+                }
+                for entry in read_manifest(&self.storage.get(&manifest_path)?, &manifest.manifest_path)? {
+                    if entry.status != STATUS_DELETED {
+                        referenced.insert(self.storage.relative(&entry.data_file.file_path)?.to_owned());
+                    }
+                }
+                referenced.insert(manifest_path);
+            }
+            referenced.insert(list_path);
+        }
+        Ok(referenced)
+    }
+
+    /// Expires the snapshots older than `older_than_ms`, keeping at least the last `retain_last`
+    /// (one at the least) and every snapshot a branch or tag points at, in a new metadata version;
+    /// then deletes the files only the expired snapshots referenced (data files with their sidecars
+    /// and graphs, manifests, manifest lists). Time travel to an expired snapshot fails afterwards.
+    /// Returns the expired snapshots' ids.
+    pub fn expire_snapshots(&mut self, older_than_ms: i64, retain_last: usize) -> Result<Vec<i64>> {
+        for _ in 0..COMMIT_ATTEMPTS {
+            self.refresh()?;
+            let mut newest: Vec<&Snapshot> = self.metadata.snapshots.iter().collect();
+            newest.sort_by_key(|s| std::cmp::Reverse(s.sequence_number));
+            let mut keep: std::collections::HashSet<i64> = newest.iter().take(retain_last.max(1)).map(|s| s.snapshot_id).collect();
+            keep.extend(self.metadata.current_snapshot_id);
+            keep.extend(self.metadata.refs.values().map(|r| r.snapshot_id));
+            keep.extend(self.metadata.snapshots.iter().filter(|s| s.timestamp_ms >= older_than_ms).map(|s| s.snapshot_id));
+            let (kept, expired): (Vec<Snapshot>, Vec<Snapshot>) =
+                self.metadata.snapshots.iter().cloned().partition(|s| keep.contains(&s.snapshot_id));
+            if expired.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut next = self.metadata.clone();
+            next.snapshots = kept;
+            next.snapshot_log.retain(|e| keep.contains(&e.snapshot_id));
+            next.metadata_log.push(MetadataLogEntry {
+                timestamp_ms: self.metadata.last_updated_ms,
+                metadata_file: self.storage.uri(&metadata_file(self.version)),
+            });
+            next.last_updated_ms = now_ms().max(self.metadata.last_updated_ms + 1);
+            let before = self.files_of(&self.metadata.snapshots)?;
+            if !self.try_commit(next)? {
+                continue;
+            }
+            let after = self.files_of(&self.metadata.snapshots)?;
+            let vector_ids: Vec<i32> = self.vectors().into_keys().collect();
+            for path in before.difference(&after) {
+                self.storage.delete(path)?;
+                for id in &vector_ids {
+                    self.storage.delete(&sidecar_path(path, *id))?;
+                    self.storage.delete(&hnsw_path(path, *id))?;
+                }
+            }
+            return Ok(expired.iter().map(|s| s.snapshot_id).collect());
+        }
+        Err(Error::CommitConflict(format!("gave up expiring snapshots of {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
     }
 
     /// Deletes uncommitted data files (an aborted write's).
@@ -1544,6 +1600,30 @@ mod tests {
         let reopened = Table::load(&location, &HashMap::new()).unwrap();
         assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), vec![7, 8]);
         assert_eq!(ids(&reopened, reopened.metadata().snapshot(replaced).ok()), (100..105).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn expired_snapshots_take_only_their_own_files_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let first = table.append(reader(vec![batch(0..10)])).unwrap();
+        table.commit_overwrite(vec![table.write_data_file(reader(vec![batch(10..20)])).unwrap()]).unwrap();
+        let third = table.append(reader(vec![batch(20..30)])).unwrap();
+        let data = |t: &Table| t.storage.list("data").unwrap().into_iter().filter(|p| p.ends_with(".parquet")).count();
+        assert_eq!(data(&table), 3);
+        // Nothing is old enough: the snapshots stay.
+        assert!(table.expire_snapshots(0, 1).unwrap().is_empty());
+        let expired = table.expire_snapshots(i64::MAX, 2).unwrap();
+        assert_eq!(expired, vec![first]);
+        // The first append's file was only in the expired snapshot; the others are still live.
+        assert_eq!(data(&table), 2);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), (10..30).collect::<Vec<_>>());
+        assert!(table.metadata().snapshot(first).is_err(), "time travel to an expired snapshot fails");
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(reopened.metadata().snapshots.len(), 2);
+        assert_eq!(reopened.metadata().current_snapshot_id, Some(third));
+        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty(), "expiry left no orphans");
     }
 
     #[test]

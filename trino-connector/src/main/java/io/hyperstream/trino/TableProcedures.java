@@ -27,7 +27,10 @@ import java.util.Set;
  * {@code CALL <catalog>.system.drop_vector_index('schema', 'table', 'column')} drops it, and
  * {@code CALL <catalog>.system.remove_orphan_files('schema', 'table', 72)} removes the files no
  * version of the table references (what killed or aborted writers left) that are older than the
- * given hours (default 72: a writer still writing keeps its files until it commits).
+ * given hours (default 72: a writer still writing keeps its files until it commits), and
+ * {@code CALL <catalog>.system.expire_snapshots('schema', 'table', 168, 1)} expires the snapshots
+ * older than the given hours (default 168) but the last {@code retain_last} (default 1), deleting
+ * the files only they referenced.
  */
 final class TableProcedures {
     private final HyperStreamConfig config;
@@ -51,7 +54,13 @@ final class TableProcedures {
                     MethodType.methodType(void.class, String.class, String.class, Double.class)).bindTo(this);
             List<Argument> orphanArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 72.0));
-            return Set.of(new Procedure("system", "create_vector_index", withDefinition, create),
+            MethodHandle expire = lookup.findVirtual(TableProcedures.class, "expireSnapshots",
+                    MethodType.methodType(void.class, String.class, String.class, Double.class, Long.class)).bindTo(this);
+            List<Argument> expireArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
+                    new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 168.0),
+                    new Argument("RETAIN_LAST", io.trino.spi.type.BigintType.BIGINT, false, 1L));
+            return Set.of(new Procedure("system", "expire_snapshots", expireArguments, expire),
+                    new Procedure("system", "create_vector_index", withDefinition, create),
                     new Procedure("system", "drop_vector_index", table, drop),
                     new Procedure("system", "remove_orphan_files", orphanArguments, orphans));
         } catch (ReflectiveOperationException e) {
@@ -86,6 +95,20 @@ final class TableProcedures {
         nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(location, Map.of())) {
                 return stored.removeOrphanFiles(cutoff);
+            }
+        });
+    }
+
+    public void expireSnapshots(String schema, String table, Double olderThanHours, Long retainLast) {
+        if (olderThanHours == null || olderThanHours < 0 || retainLast == null || retainLast < 1) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
+                    + "at least 1, got " + olderThanHours + " and " + retainLast);
+        }
+        String location = location(schema, table, "");
+        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                return stored.expireSnapshots(cutoff, Math.toIntExact(retainLast));
             }
         });
     }

@@ -166,6 +166,11 @@ class TestStoredTables {
         runner.execute("TRUNCATE TABLE made.copy");
         assertEquals(0L, runner.execute("SELECT count(*) FROM made.copy").getOnlyValue());
         assertEquals(2L, runner.execute("SELECT count(*) FROM made.copy FOR VERSION AS OF " + full).getOnlyValue());
+        runner.execute("CALL lake.system.expire_snapshots('made', 'copy', 0)");
+        assertEquals(1L, runner.execute("SELECT count(*) FROM made.\"copy$snapshots\"").getOnlyValue(), "only the current one is left");
+        RuntimeException expired = assertThrows(RuntimeException.class,
+                () -> runner.execute("SELECT count(*) FROM made.copy FOR VERSION AS OF " + full));
+        assertTrue(expired.getMessage().contains("does not exist"), expired.getMessage());
         runner.execute("DROP TABLE made.copy");
         assertTrue(!Files.exists(root.resolve("made").resolve("copy")));
         assertEquals(List.of("t"), runner.execute("SHOW TABLES FROM made").getOnlyColumn().toList());

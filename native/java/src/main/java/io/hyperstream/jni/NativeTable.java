@@ -195,6 +195,15 @@ public final class NativeTable extends NativeHandle {
         return List.of(call(h -> removeOrphanFilesNative(h, olderThanMillis)));
     }
 
+    /**
+     * Expires the snapshots older than {@code olderThanMillis}, keeping at least the last {@code
+     * retainLast}, and deletes the files only they referenced; time travel to them fails afterwards.
+     * Returns the expired snapshots' ids.
+     */
+    public long[] expireSnapshots(long olderThanMillis, int retainLast) {
+        return call(h -> expireSnapshotsNative(h, olderThanMillis, retainLast));
+    }
+
     public long refresh() {
         return call(NativeTable::refreshNative);
     }
@@ -274,4 +283,6 @@ public final class NativeTable extends NativeHandle {
             int batchRows, long streamAddress);
 
     private static native String[] removeOrphanFilesNative(long handle, long olderThanMillis);
+
+    private static native long[] expireSnapshotsNative(long handle, long olderThanMillis, int retainLast);
 }
