@@ -7,7 +7,8 @@
 #           the Trino plugin (trino-connector/target/hyperstream-trino-plugin-*.zip), tests skipped
 #   test    every test: Rust (cargo), the GPU backends compiled, JNI, Spark and Trino (Maven Surefire)
 #   demo    build, then query native rows through a local Spark and an in-process Trino
-#   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R)
+#   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
+#           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #
@@ -151,7 +152,13 @@ case "$command" in
   bench)
     build_native
     build_jars
-    step "bridge benchmark: native stream into Java vectors vs memcpy"
-    run_main "$JAVA17_HOME" native/java io.hyperstream.jni.BridgeBenchmark "$@"
+    if [ "${1:-}" = scan ]; then
+      shift
+      step "scan benchmark: a HyperStream table vs Spark's Parquet reader, full scans into Spark"
+      run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.ScanBenchmark "$@"
+    else
+      step "bridge benchmark: native stream into Java vectors vs memcpy"
+      run_main "$JAVA17_HOME" native/java io.hyperstream.jni.BridgeBenchmark "$@"
+    fi
     ;;
 esac
