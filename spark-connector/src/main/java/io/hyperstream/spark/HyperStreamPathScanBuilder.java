@@ -161,11 +161,13 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         return new Read(readSchema, filter, topK);
     }
 
-    /** The planned read. */
-    private final class Read implements Scan, Batch {
+    /** The planned read; it reports the rows and bytes of the files it reads to Spark's optimizer. */
+    private final class Read implements Scan, Batch, org.apache.spark.sql.connector.read.SupportsReportStatistics {
         private final StructType readSchema;
         private final String filter;
         private final VectorOption search;
+        /** The data files read, once asked for. */
+        private String[] files;
 
         Read(StructType readSchema, String filter, VectorOption search) {
             this.readSchema = readSchema;
@@ -197,11 +199,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     && options.search() != null;
             String[] columns = Arrays.stream(readSchema.fieldNames())
                     .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
-            String[] files;
-            try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                // Files whose statistics rule the filter out are never planned.
-                files = table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
-            }
+            String[] files = files();
             if (search != null) {
                 // A global top-k: one split searches every file (in parallel, natively) and merges.
                 return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance)};
@@ -209,6 +207,39 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             return Arrays.stream(files)
                     .map(file -> new PathInputPartition(options, new String[] {file}, columns, filter, null, false))
                     .toArray(InputPartition[]::new);
+        }
+
+        /** The data files the read covers: files whose statistics rule the filter out are never planned. */
+        private String[] files() {
+            if (files == null) {
+                try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                    files = table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
+                }
+            }
+            return files;
+        }
+
+        @Override
+        public org.apache.spark.sql.connector.read.Statistics estimateStatistics() {
+            long rows = 0;
+            long bytes = 0;
+            for (String file : files()) {
+                rows += DataFiles.recordCount(file);
+                bytes += DataFiles.sizeInBytes(file);
+            }
+            long estimatedRows = search == null ? rows : Math.min(rows, search.k());
+            long estimatedBytes = rows == 0 ? 0 : Math.max(1, (long) ((double) bytes * estimatedRows / rows));
+            return new org.apache.spark.sql.connector.read.Statistics() {
+                @Override
+                public java.util.OptionalLong sizeInBytes() {
+                    return java.util.OptionalLong.of(estimatedBytes);
+                }
+
+                @Override
+                public java.util.OptionalLong numRows() {
+                    return java.util.OptionalLong.of(estimatedRows);
+                }
+            };
         }
 
         @Override

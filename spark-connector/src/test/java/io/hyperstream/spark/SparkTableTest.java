@@ -69,6 +69,9 @@ class SparkTableTest {
         Dataset<Row> selective = table.where("id >= 1100 AND id < 1150");
         assertEquals(1, selective.javaRDD().getNumPartitions(), "files outside the bounds are pruned");
         assertEquals(50, selective.count());
+        // The scan reports its files' rows and bytes to the optimizer (join planning, broadcast choice).
+        assertEquals(1500L, ((Number) table.queryExecution().optimizedPlan().stats().rowCount().get()).longValue());
+        assertTrue(((Number) table.queryExecution().optimizedPlan().stats().sizeInBytes()).longValue() > 1000);
         String plan = table.select("id").queryExecution().executedPlan().toString();
         assertTrue(plan.contains("HyperStreamScan " + path + " columns=[id]"), plan);
     }
