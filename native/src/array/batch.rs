@@ -148,12 +148,6 @@ impl ArrayBatch {
         Ok(info.rows())
     }
 
-    /// Appends rows of `dtype` and `row_shape`, checked against the array first.
-    pub fn append_rows(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> Result<u64> {
-        check_fits(&self.info(name)?, dtype, row_shape)?;
-        self.append(name, bytes)
-    }
-
     /// Replaces rows `indices` of array `name` with `bytes`, one row per index (the last wins).
     pub fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> Result<()> {
         let mut held = self.held()?;

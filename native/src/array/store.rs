@@ -748,13 +748,6 @@ fn overwrite_row(bytes: &mut Buffer, width: usize, at: usize, new: &[u8]) {
 }
 
 impl ArrayStore {
-    /// Checks that rows of `dtype` and `row_shape` fit array `name`, for an append or a replace.
-    pub fn check_rows(&self, name: &str, dtype: DType, row_shape: &[u64]) -> Result<ArrayInfo> {
-        let info = self.info(name)?;
-        check_fits(&info, dtype, row_shape)?;
-        Ok(info)
-    }
-
     /// Array `name` as Arrow batches of up to `batch_rows` rows each (see [`super::batches`]), each
     /// batch read consistently when it is asked for.
     pub fn stream(self: &Arc<Self>, name: &str, batch_rows: usize) -> Result<crate::scan::BatchStream> {

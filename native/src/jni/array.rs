@@ -10,7 +10,8 @@ use jni::{Env, EnvUnowned};
 
 use super::{entry, export_stream, handle, import_stream, long_array, string, string_array, JniResult};
 use crate::array::batches::{rows_from_batches, to_batch};
-use crate::array::{ArrayBatch, ArrayData, ArrayStore, DType, LazyArray, StoreOptions};
+use crate::array::store::check_fits;
+use crate::array::{ArrayBatch, ArrayData, ArrayInfo, ArrayStore, DType, LazyArray, StoreOptions};
 use crate::vector::{check_k, Metric};
 use crate::Error;
 
@@ -102,23 +103,89 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_writeNative<'l>(
     stream_address: jlong,
 ) -> jlong {
     entry(&mut env, |env| {
-        let store = store_of(handle)?;
         let name = string(env, &name)?;
-        let (dtype, row_shape, bytes) = rows_of_stream(stream_address)?;
-        match mode {
-            SAVE => Ok(store.save_parts(&name, dtype, &row_shape, &[&bytes])?.rows() as jlong),
-            APPEND => {
-                store.check_rows(&name, dtype, &row_shape)?;
-                Ok(store.append(&name, &bytes)? as jlong)
-            }
-            REPLACE => {
-                store.check_rows(&name, dtype, &row_shape)?;
-                store.replace(&name, &longs(env, &indices)?, &bytes)?;
-                Ok(0)
-            }
-            other => Err(Error::Internal(format!("unknown write mode {other}")).into()),
-        }
+        write_rows(store_of(handle)?.as_ref(), env, &name, mode, &indices, stream_address)
     })
+}
+
+/// What a store and a batch of changes to it both do, so that their entry points share one body.
+trait ArrayChanges {
+    fn info(&self, name: &str) -> crate::Result<ArrayInfo>;
+    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64>;
+    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64>;
+    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()>;
+    fn drop_array(&self, name: &str) -> crate::Result<()>;
+    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64>;
+}
+
+impl ArrayChanges for ArrayStore {
+    fn info(&self, name: &str) -> crate::Result<ArrayInfo> {
+        ArrayStore::info(self, name)
+    }
+    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64> {
+        Ok(self.save_parts(name, dtype, row_shape, &[bytes])?.rows())
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64> {
+        ArrayStore::append(self, name, bytes)
+    }
+    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()> {
+        ArrayStore::replace(self, name, indices, bytes)
+    }
+    fn drop_array(&self, name: &str) -> crate::Result<()> {
+        ArrayStore::drop_array(self, name)
+    }
+    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64> {
+        ArrayStore::drop_rows(self, name, indices)
+    }
+}
+
+impl ArrayChanges for ArrayBatch {
+    fn info(&self, name: &str) -> crate::Result<ArrayInfo> {
+        ArrayBatch::info(self, name)
+    }
+    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64> {
+        let rows = (bytes.len() / (row_shape.iter().product::<u64>() as usize * dtype.size()).max(1)) as u64;
+        Ok(ArrayBatch::save(self, name, dtype, &[&[rows][..], row_shape].concat(), bytes)?.rows())
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64> {
+        ArrayBatch::append(self, name, bytes)
+    }
+    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()> {
+        ArrayBatch::replace(self, name, indices, bytes)
+    }
+    fn drop_array(&self, name: &str) -> crate::Result<()> {
+        ArrayBatch::drop_array(self, name)
+    }
+    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64> {
+        ArrayBatch::drop_rows(self, name, indices)
+    }
+}
+
+/// A save, an append or a replace of the rows of the Arrow stream at `address`.
+fn write_rows(target: &dyn ArrayChanges, env: &mut Env, name: &str, mode: jint, indices: &JLongArray, address: jlong) -> JniResult<jlong> {
+    let (dtype, row_shape, bytes) = rows_of_stream(address)?;
+    match mode {
+        SAVE => Ok(target.save(name, dtype, &row_shape, &bytes)? as jlong),
+        APPEND => {
+            check_fits(&target.info(name)?, dtype, &row_shape)?;
+            Ok(target.append(name, &bytes)? as jlong)
+        }
+        REPLACE => {
+            check_fits(&target.info(name)?, dtype, &row_shape)?;
+            target.replace(name, &longs(env, indices)?, &bytes)?;
+            Ok(0)
+        }
+        other => Err(Error::Internal(format!("unknown write mode {other}")).into()),
+    }
+}
+
+/// Drops array `name`, or (with `indices`) rows of it; returns the rows left.
+fn drop_rows_or_array(target: &dyn ArrayChanges, env: &mut Env, name: &str, indices: &JLongArray) -> JniResult<jlong> {
+    if indices.is_null() {
+        target.drop_array(name)?;
+        return Ok(0);
+    }
+    Ok(target.drop_rows(name, &longs(env, indices)?)? as jlong)
 }
 
 /// The rows of the Arrow stream at `address`: its dtype, row shape and bytes.
@@ -216,22 +283,8 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_writeNative
     stream_address: jlong,
 ) -> jlong {
     entry(&mut env, |env| {
-        let batch = batch_of(handle)?;
         let name = string(env, &name)?;
-        let (dtype, row_shape, bytes) = rows_of_stream(stream_address)?;
-        match mode {
-            SAVE => {
-                let rows = (bytes.len() / (row_shape.iter().product::<u64>() as usize * dtype.size()).max(1)) as u64;
-                Ok(batch.save(&name, dtype, &[&[rows][..], &row_shape].concat(), &bytes)?.rows() as jlong)
-            }
-            APPEND => Ok(batch.append_rows(&name, dtype, &row_shape, &bytes)? as jlong),
-            REPLACE => {
-                crate::array::store::check_fits(&batch.info(&name)?, dtype, &row_shape)?;
-                batch.replace(&name, &longs(env, &indices)?, &bytes)?;
-                Ok(0)
-            }
-            other => Err(Error::Internal(format!("unknown write mode {other}")).into()),
-        }
+        write_rows(batch_of(handle)?.as_ref(), env, &name, mode, &indices, stream_address)
     })
 }
 
@@ -272,13 +325,8 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024Batch_dropNative<
     indices: JLongArray<'l>,
 ) -> jlong {
     entry(&mut env, |env| {
-        let batch = batch_of(handle)?;
         let name = string(env, &name)?;
-        if indices.is_null() {
-            batch.drop_array(&name)?;
-            return Ok(0);
-        }
-        Ok(batch.drop_rows(&name, &longs(env, &indices)?)? as jlong)
+        drop_rows_or_array(batch_of(handle)?.as_ref(), env, &name, &indices)
     })
 }
 
@@ -344,13 +392,8 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_dropNative<'l>(
     indices: JLongArray<'l>,
 ) -> jlong {
     entry(&mut env, |env| {
-        let store = store_of(handle)?;
         let name = string(env, &name)?;
-        if indices.is_null() {
-            store.drop_array(&name)?;
-            return Ok(0);
-        }
-        Ok(store.drop_rows(&name, &longs(env, &indices)?)? as jlong)
+        drop_rows_or_array(store_of(handle)?.as_ref(), env, &name, &indices)
     })
 }
 

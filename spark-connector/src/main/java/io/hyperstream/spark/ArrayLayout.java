@@ -2,19 +2,10 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.ArrayStore;
 import java.io.Serializable;
-import java.math.BigDecimal;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -22,7 +13,6 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
-import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -91,51 +81,8 @@ record ArrayLayout(int ordinal, DataType sparkType, String dtype, long[] shape) 
 
     /** Sets row {@code row} of {@code value} from the written row. */
     void set(FieldVector value, int row, SpecializedGetters from) {
-        if (from.isNullAt(ordinal)) {
-            throw new IllegalArgumentException("a written row holds null: array rows cannot be null");
-        }
-        if (!(value instanceof FixedSizeListVector list)) {
-            setElement(value, row, from, ordinal, sparkType);
-            return;
-        }
-        ArrayData values = from.getArray(ordinal);
-        int size = list.getListSize();
-        if (values.numElements() != size) {
-            throw new IllegalArgumentException("a written row holds " + values.numElements() + " values; rows of this "
-                    + "array hold " + size + (shape == null ? " (the first row's length; option 'shape' sets it)" : ""));
-        }
-        list.setNotNull(row);
-        DataType element = ((ArrayType) sparkType).elementType();
-        FieldVector items = list.getDataVector();
-        for (int j = 0; j < size; j++) {
-            if (values.isNullAt(j)) {
-                throw new IllegalArgumentException("a written row holds a null element: array elements cannot be null");
-            }
-            setElement(items, row * size + j, values, j, element);
-        }
-    }
-
-    private static void setElement(FieldVector vector, int at, SpecializedGetters from, int ordinal, DataType type) {
-        if (vector instanceof BitVector v) {
-            v.setSafe(at, from.getBoolean(ordinal) ? 1 : 0);
-        } else if (vector instanceof TinyIntVector v) {
-            v.setSafe(at, from.getByte(ordinal));
-        } else if (vector instanceof SmallIntVector v) {
-            v.setSafe(at, from.getShort(ordinal));
-        } else if (vector instanceof IntVector v) {
-            v.setSafe(at, from.getInt(ordinal));
-        } else if (vector instanceof BigIntVector v) {
-            v.setSafe(at, from.getLong(ordinal));
-        } else if (vector instanceof Float4Vector v) {
-            v.setSafe(at, from.getFloat(ordinal));
-        } else if (vector instanceof Float8Vector v) {
-            v.setSafe(at, from.getDouble(ordinal));
-        } else if (vector instanceof DecimalVector v) {
-            DecimalType decimal = (DecimalType) type;
-            BigDecimal value = from.getDecimal(ordinal, decimal.precision(), decimal.scale()).toJavaBigDecimal();
-            v.setSafe(at, value);
-        } else {
-            throw new IllegalStateException("no array element setter for " + vector.getField());
-        }
+        String what = "a written row" + (value instanceof FixedSizeListVector && shape == null
+                ? " (rows hold the first row's length; option 'shape' sets it)" : "");
+        SparkArrowWriter.set(value, row, from, ordinal, sparkType, what);
     }
 }

@@ -6,18 +6,10 @@ import io.hyperstream.jni.NativeTable;
 import java.io.IOException;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
@@ -30,10 +22,11 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     /** The data file a task wrote (null when it had no rows). */
     record Written(String dataFile) implements WriterCommitMessage {}
 
-    record Factory(PathOptions options) implements DataWriterFactory {
+    /** {@code schema}: the written rows' Spark types, one field per table column in order. */
+    record Factory(PathOptions options, org.apache.spark.sql.types.StructType schema) implements DataWriterFactory {
         @Override
         public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-            return new HyperStreamDataWriter(options);
+            return new HyperStreamDataWriter(options, schema);
         }
     }
 
@@ -46,8 +39,11 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     private int rows;
     private boolean handedOver;
 
-    private HyperStreamDataWriter(PathOptions options) {
+    private final org.apache.spark.sql.types.StructType sparkSchema;
+
+    private HyperStreamDataWriter(PathOptions options, org.apache.spark.sql.types.StructType sparkSchema) {
         this.options = options;
+        this.sparkSchema = sparkSchema;
         this.allocator = Allocators.child("spark-write");
         this.table = NativeTable.load(options.path(), options.storage());
         this.schema = table.schema(allocator);
@@ -60,7 +56,8 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     public void write(InternalRow row) {
         List<FieldVector> vectors = root.getFieldVectors();
         for (int i = 0; i < vectors.size(); i++) {
-            set(vectors.get(i), rows, row, i);
+            FieldVector vector = vectors.get(i);
+            SparkArrowWriter.set(vector, rows, row, i, sparkSchema.fields()[i].dataType(), "column '" + vector.getName() + "'");
         }
         rows++;
         if (rows == options.batchRows()) {
@@ -75,46 +72,6 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();
         rows = 0;
-    }
-
-    private static void set(FieldVector vector, int index, InternalRow row, int ordinal) {
-        if (row.isNullAt(ordinal)) {
-            if (!vector.getField().isNullable()) {
-                throw new IllegalArgumentException("column '" + vector.getName() + "' is required but a row holds null");
-            }
-            vector.setNull(index);
-            return;
-        }
-        if (vector instanceof BigIntVector v) {
-            v.setSafe(index, row.getLong(ordinal));
-        } else if (vector instanceof IntVector v) {
-            v.setSafe(index, row.getInt(ordinal));
-        } else if (vector instanceof Float8Vector v) {
-            v.setSafe(index, row.getDouble(ordinal));
-        } else if (vector instanceof Float4Vector v) {
-            v.setSafe(index, row.getFloat(ordinal));
-        } else if (vector instanceof BitVector v) {
-            v.setSafe(index, row.getBoolean(ordinal) ? 1 : 0);
-        } else if (vector instanceof VarCharVector v) {
-            v.setSafe(index, row.getUTF8String(ordinal).getBytes());
-        } else if (vector instanceof FixedSizeListVector list && list.getDataVector() instanceof Float4Vector elements) {
-            ArrayData values = row.getArray(ordinal);
-            int dimension = list.getListSize();
-            if (values.numElements() != dimension) {
-                throw new IllegalArgumentException("column '" + vector.getName() + "' holds vectors of dimension "
-                        + dimension + "; a row has " + values.numElements() + " values");
-            }
-            list.setNotNull(index);
-            for (int j = 0; j < dimension; j++) {
-                if (values.isNullAt(j)) {
-                    throw new IllegalArgumentException("vector column '" + vector.getName() + "' cannot hold null elements");
-                }
-                elements.setSafe(index * dimension + j, values.getFloat(j));
-            }
-        } else {
-            throw new UnsupportedOperationException("the HyperStream Spark connector cannot write column '"
-                    + vector.getName() + "' of type " + vector.getField().getType() + " yet");
-        }
     }
 
     @Override

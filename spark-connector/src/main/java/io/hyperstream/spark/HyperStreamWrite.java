@@ -79,7 +79,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new HyperStreamDataWriter.Factory(options);
+        return new HyperStreamDataWriter.Factory(options, schema);
     }
 
     @Override

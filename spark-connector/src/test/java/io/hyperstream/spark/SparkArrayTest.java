@@ -148,7 +148,7 @@ class SparkArrayTest {
         vectors(0, 10).write().format("hyperstream").option("array", "emb").mode("append").save(store);
         Exception e = assertThrows(Exception.class, () -> spark.range(0, 5).selectExpr("array(float(id)) as value").write()
                 .format("hyperstream").option("array", "emb").mode("append").save(store));
-        assertTrue(messages(e).contains("rows of this array hold 3"), messages(e));
+        assertTrue(messages(e).contains("holds 1 values where 3 belong"), messages(e));
         e = assertThrows(Exception.class, () -> spark.range(0, 5).selectExpr("'x' as value").write()
                 .format("hyperstream").option("array", "emb").mode("append").save(store));
         assertTrue(messages(e).contains("array rows cannot hold string values"), messages(e));

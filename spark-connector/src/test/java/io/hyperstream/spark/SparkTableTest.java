@@ -77,6 +77,16 @@ class SparkTableTest {
     }
 
     @Test
+    void narrowIntegersKeepTheirSign() {
+        String path = dir.resolve("narrow").toString();
+        spark.range(-50, 50).selectExpr("id", "smallint(id * 300) as s", "tinyint(id) as t").write()
+                .format("hyperstream").mode("append").save(path);
+        Dataset<Row> back = spark.read().format("hyperstream").load(path);
+        assertEquals(0, back.where("s != id * 300 OR t != id").count());
+        assertEquals(100, back.count());
+    }
+
+    @Test
     void badWritesFailWithTheProblemNamedAndCommitNothing() {
         String path = dir.resolve("bad").toString();
         rows(0, 10).write().format("hyperstream").option("vector.embedding.dimension", 3).mode("append").save(path);
@@ -84,7 +94,7 @@ class SparkTableTest {
                 "array(float(1), float(2)) as embedding");
         Exception e = assertThrows(Exception.class,
                 () -> wrongDimension.write().format("hyperstream").mode("append").save(path));
-        assertTrue(messages(e).contains("dimension 3; a row has 2 values"), messages(e));
+        assertTrue(messages(e).contains("column 'embedding' holds 2 values where 3 belong"), messages(e));
         assertEquals(10, spark.read().format("hyperstream").load(path).count());
         Exception unknown = assertThrows(Exception.class,
                 () -> spark.read().format("hyperstream").option("colour", "red").load(path));
