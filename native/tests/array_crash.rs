@@ -5,8 +5,8 @@
 //! The writer is this test binary run again with `HYPERSTREAM_ARRAY_CRASH_DIR` set (the ignored test
 //! `crash_writer` below); its changes are a pure function of their number, so the checker replays them.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
+
 use std::time::Duration;
 
 use hyperstream::array::{ArrayStore, DType, StoreOptions};
@@ -80,25 +80,10 @@ fn crash_writer() {
 
 #[test]
 fn killed_writers_leave_a_whole_state() {
-    let exe = std::env::current_exe().unwrap();
     let mut seen_changes = Vec::new();
     for kill in 0..KILLS {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&exe)
-            .args(["--ignored", "--exact", "crash_writer", "--nocapture", "--test-threads=1"])
-            .env(DIR_VAR, dir.path())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("ready") {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "the writer stopped before it was ready");
-        }
-        std::thread::sleep(Duration::from_micros(500 + mix(kill) % 40_000));
-        child.kill().unwrap();
-        child.wait().unwrap();
+        common::kill_writer_after("crash_writer", DIR_VAR, dir.path(), Duration::from_micros(500 + mix(kill) % 40_000));
 
         let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();
         let stored = store.load("a").unwrap();

@@ -5,9 +5,9 @@
 //! The writer is this test binary run again with `HYPERSTREAM_TABLE_CRASH_DIR` set (the ignored test
 //! `table_crash_writer` below); append `i` holds ids `i * ROWS .. (i + 1) * ROWS`.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,26 +61,11 @@ fn files_under(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn killed_table_writers_leave_a_whole_snapshot() {
-    let exe = std::env::current_exe().unwrap();
     let mut appends_seen = Vec::new();
     let mut orphans_removed = 0;
     for kill in 0..KILLS {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&exe)
-            .args(["--ignored", "--exact", "table_crash_writer", "--nocapture", "--test-threads=1"])
-            .env(DIR_VAR, dir.path())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("ready") {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "the writer stopped before it was ready");
-        }
-        std::thread::sleep(Duration::from_micros(2_000 + mix(kill) % 150_000));
-        child.kill().unwrap();
-        child.wait().unwrap();
+        common::kill_writer_after("table_crash_writer", DIR_VAR, dir.path(), Duration::from_micros(2_000 + mix(kill) % 150_000));
 
         let location = dir.path().to_str().unwrap();
         let mut table = Table::load(location, &HashMap::new()).unwrap();

@@ -18,8 +18,6 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
-import org.apache.spark.sql.connector.write.SupportsTruncate;
-import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -77,29 +75,7 @@ final class HyperStreamArrayTable implements SupportsRead, SupportsWrite {
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        return new ArrayWriteBuilder(options, info.schema());
-    }
-
-    private static final class ArrayWriteBuilder implements WriteBuilder, SupportsTruncate {
-        private final ArrayOptions options;
-        private final StructType schema;
-        private boolean overwrite;
-
-        ArrayWriteBuilder(ArrayOptions options, StructType schema) {
-            this.options = options;
-            this.schema = schema;
-        }
-
-        @Override
-        public WriteBuilder truncate() {
-            overwrite = true;
-            return this;
-        }
-
-        @Override
-        public Write build() {
-            return new HyperStreamArrayWrite(options, schema, overwrite);
-        }
+        return new TruncatableWrite(overwrite -> new HyperStreamArrayWrite(options, info.schema(), overwrite));
     }
 
     /** Row ranges of the array as counted when the scan is planned. */

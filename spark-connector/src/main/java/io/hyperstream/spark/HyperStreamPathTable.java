@@ -50,29 +50,6 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
         if (options.search() != null) {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
         }
-        return new OverwritableWrite(options, info.schema());
-    }
-
-    /** An append, or with {@code truncate()} (mode "overwrite", INSERT OVERWRITE) a replacement of every row. */
-    private static final class OverwritableWrite implements WriteBuilder, org.apache.spark.sql.connector.write.SupportsTruncate {
-        private final PathOptions options;
-        private final StructType schema;
-        private boolean overwrite;
-
-        OverwritableWrite(PathOptions options, StructType schema) {
-            this.options = options;
-            this.schema = schema;
-        }
-
-        @Override
-        public WriteBuilder truncate() {
-            overwrite = true;
-            return this;
-        }
-
-        @Override
-        public org.apache.spark.sql.connector.write.Write build() {
-            return new HyperStreamWrite(options, schema, overwrite);
-        }
+        return new TruncatableWrite(overwrite -> new HyperStreamWrite(options, info.schema(), overwrite));
     }
 }
