@@ -508,6 +508,20 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return Optional.empty();
     }
 
+    /**
+     * Pushes LIMIT into stored-table scans: each split stops after the limit, and without a filter
+     * only the files holding the first rows are planned. Trino keeps its own limit over the splits.
+     */
+    @Override
+    public Optional<io.trino.spi.connector.LimitApplicationResult<ConnectorTableHandle>> applyLimit(ConnectorSession session,
+            ConnectorTableHandle table, long limit) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.topK() > 0
+                || (handle.limit() > 0 && handle.limit() <= limit) || limit > Integer.MAX_VALUE) {
+            return Optional.empty();
+        }
+        return Optional.of(new io.trino.spi.connector.LimitApplicationResult<>(handle.withLimit(limit), false, false));
+    }
+
     @Override
     public ColumnMetadata getColumnMetadata(ConnectorSession session, ConnectorTableHandle table, ColumnHandle column) {
         return ((HyperStreamColumnHandle) column).toColumnMetadata();

@@ -28,6 +28,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private final boolean countOnly;
     private final int[] positions;
     private final boolean negateDistance;
+    /** Rows this split may still return (a pushed LIMIT), or Long.MAX_VALUE. */
+    private long remaining = Long.MAX_VALUE;
     private long completedBytes;
     private long completedPositions;
     private long readTimeNanos;
@@ -45,6 +47,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch));
                 this.positions = blockPositions(columns);
                 this.negateDistance = handle.distance() != null && handle.distance().negated();
+                this.remaining = handle.limit() > 0 ? handle.limit() : Long.MAX_VALUE;
             } else {
                 int[] projection = columns.stream().mapToInt(HyperStreamColumnHandle::ordinal).toArray();
                 SampleTable sample = nativeCall(() -> SampleTable.open(handle.rows(), handle.dimension(), handle.seed()));
@@ -126,7 +129,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
 
     @Override
     public SourcePage getNextSourcePage() {
-        if (finished) {
+        if (finished || remaining <= 0) {
+            finished = true;
             return null;
         }
         long start = System.nanoTime();
@@ -136,7 +140,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 return null;
             }
             VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            int rows = root.getRowCount();
+            int rows = (int) Math.min(root.getRowCount(), remaining);
+            remaining -= rows;
             completedPositions += rows;
             if (countOnly) {
                 return SourcePage.create(rows);
@@ -156,7 +161,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             }
             Block[] blocks = new Block[positions.length];
             for (int i = 0; i < blocks.length; i++) {
-                blocks[i] = ArrowBlocks.toBlock(vectors.get(positions[i]));
+                Block block = ArrowBlocks.toBlock(vectors.get(positions[i]));
+                blocks[i] = rows < block.getPositionCount() ? block.getRegion(0, rows) : block;
             }
             return SourcePage.create(new Page(rows, blocks));
         } catch (IOException e) {

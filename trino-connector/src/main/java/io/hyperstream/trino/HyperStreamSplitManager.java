@@ -19,6 +19,14 @@ import java.util.Set;
 
 /** Asks the native library how to divide a table; Trino schedules the splits. */
 final class HyperStreamSplitManager implements ConnectorSplitManager {
+    private static final java.util.regex.Pattern RECORD_COUNT = java.util.regex.Pattern.compile("\"record_count\"\\s*:\\s*(\\d+)");
+
+    /** The rows of a data file, from its native description. */
+    private static long recordCount(String description) {
+        java.util.regex.Matcher m = RECORD_COUNT.matcher(description);
+        return m.find() ? Long.parseLong(m.group(1)) : Long.MAX_VALUE;
+    }
+
     private final HyperStreamConfig config;
 
     HyperStreamSplitManager(HyperStreamConfig config) {
@@ -45,8 +53,13 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
                 return new FixedSplitSource(List.of(new HyperStreamSplit(0, 0, List.of(files))));
             }
             List<ConnectorSplit> splits = new ArrayList<>(files.length);
+            long planned = 0;
             for (String file : files) {
+                if (handle.limit() > 0 && handle.constraint().isAll() && planned >= handle.limit()) {
+                    break; // without a filter, the files so far hold the limit's rows
+                }
                 splits.add(new HyperStreamSplit(0, 0, List.of(file)));
+                planned += recordCount(file);
             }
             return new FixedSplitSource(splits);
         }

@@ -15,7 +15,9 @@ import java.util.List;
  * table) or, when {@code location} is null, the generated sample table and its parameters. A stored
  * table's handle also carries what was pushed into its scan: the {@code constraint} the native scan
  * enforces, the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
- * only the {@code topK} rows nearest by that distance are read.
+ * only the {@code topK} rows nearest by that distance are read; when {@code limit} is positive, a
+ * pushed LIMIT: each split stops after that many rows (and, without a filter, only the files that
+ * hold the first {@code limit} rows are planned).
  */
 public record HyperStreamTableHandle(
         @JsonProperty("schemaName") String schemaName,
@@ -27,7 +29,8 @@ public record HyperStreamTableHandle(
         @JsonProperty("snapshotId") long snapshotId,
         @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
         @JsonProperty("distance") VectorDistance distance,
-        @JsonProperty("topK") long topK)
+        @JsonProperty("topK") long topK,
+        @JsonProperty("limit") long limit)
         implements ConnectorTableHandle {
     @JsonCreator
     public HyperStreamTableHandle {
@@ -41,26 +44,31 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
-                TupleDomain.all(), null, 0);
+                TupleDomain.all(), null, 0, 0);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, 0);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, 0, 0);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                newConstraint, distance, topK);
+                newConstraint, distance, topK, limit);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, newDistance, topK);
+                constraint, newDistance, topK, limit);
     }
 
     HyperStreamTableHandle withTopK(long k) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, distance, k);
+                constraint, distance, k, limit);
+    }
+
+    HyperStreamTableHandle withLimit(long rows) {
+        return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
+                constraint, distance, topK, rows);
     }
 
     public boolean isStored() {
@@ -87,6 +95,9 @@ public record HyperStreamTableHandle(
         }
         if (topK > 0) {
             parts.add("nativeTopK=" + topK + " nearest by " + distance.function());
+        }
+        if (limit > 0) {
+            parts.add("limit=" + limit);
         }
         return String.join(" ", parts);
     }

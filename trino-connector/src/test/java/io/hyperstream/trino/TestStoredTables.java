@@ -82,6 +82,18 @@ class TestStoredTables {
     }
 
     @Test
+    void limitIsPushedIntoTheScanAndPlansOnlyTheFilesItNeeds() {
+        String plan = (String) runner.execute("EXPLAIN SELECT id FROM events LIMIT 7").getOnlyValue();
+        assertTrue(plan.contains("limit=7"), plan);
+        assertEquals(7, runner.execute("SELECT id FROM events LIMIT 7").getRowCount());
+        assertEquals(1500, runner.execute("SELECT id FROM events LIMIT 100000").getRowCount());
+        // With a filter the limit still caps each split, and the answer is the filtered rows.
+        List<Object> late = runner.execute("SELECT id FROM events WHERE id >= 1490 LIMIT 20").getOnlyColumn().toList();
+        assertEquals(10, late.size());
+        assertTrue(late.stream().allMatch(id -> (long) id >= 1490), late.toString());
+    }
+
+    @Test
     void theSnapshotsTableListsTheHistory() {
         List<MaterializedRow> rows = runner.execute(
                 "SELECT snapshot_id, parent_id, sequence_number FROM \"events$snapshots\" ORDER BY sequence_number").getMaterializedRows();
