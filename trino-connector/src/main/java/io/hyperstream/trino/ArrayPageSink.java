@@ -54,6 +54,10 @@ final class ArrayPageSink implements ConnectorPageSink {
         this.insert = insert;
         this.type = type;
         this.part = "part-" + sinkId;
+        if (!java.nio.file.Files.isDirectory(java.nio.file.Path.of(insert.staging()))) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "the INSERT into array '" + insert.array().tableName()
+                    + "' was already cleaned up (the query failed)");
+        }
         this.allocator = Allocators.child("trino-array-sink-" + sinkId);
         this.staging = nativeCall(() -> ArrayStore.open(insert.staging(), false, false));
         this.schema = schema(type, insert);

@@ -96,7 +96,13 @@ final class ArrayTables {
             }
         });
         List<Long> rowShape = Arrays.stream(info.shape()).skip(1).boxed().toList();
-        return new HyperStreamArrayInsertHandle(array, ArrayStore.newStaging(array.store()), channel, info.dtype(), rowShape);
+        String staging = ArrayStore.newStaging(array.store());
+        // Made here, before any writer: a writer finding it gone knows the query was cleaned up.
+        nativeCall(() -> {
+            ArrayStore.open(staging).close();
+            return null;
+        });
+        return new HyperStreamArrayInsertHandle(array, staging, channel, info.dtype(), rowShape);
     }
 
     /** Appends every sink's part as one change, then removes the staging store. */

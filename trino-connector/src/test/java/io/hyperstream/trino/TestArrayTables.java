@@ -99,7 +99,7 @@ class TestArrayTables {
     }
 
     @Test
-    void insertAppendsRowsConvertedToTheArraysDtype() {
+    void insertAppendsRowsConvertedToTheArraysDtype() throws InterruptedException {
         runner.execute("INSERT INTO labels (value) VALUES 255, 0, 17");
         runner.execute("INSERT INTO big (value) SELECT CAST(index AS decimal(20, 0)) FROM labels WHERE index < 5");
         assertEquals(List.of(255, 0, 17).stream().map(Integer::shortValue).toList(),
@@ -122,7 +122,7 @@ class TestArrayTables {
     }
 
     @Test
-    void refusedInsertsNameTheProblemAndChangeNothing() {
+    void refusedInsertsNameTheProblemAndChangeNothing() throws InterruptedException {
         long labels = (long) runner.execute("SELECT count(*) FROM labels").getOnlyValue();
         long emb = (long) runner.execute("SELECT count(*) FROM emb").getOnlyValue();
         Exception e = assertThrows(RuntimeException.class, () -> runner.execute("INSERT INTO labels (value) VALUES 256"));
@@ -151,9 +151,21 @@ class TestArrayTables {
         assertTrue(e.getMessage().contains("is an array store"), e.getMessage());
     }
 
-    private long stagingLeft() {
+    /**
+     * Staging stores left once the queries before are cleaned up: Trino runs {@code cleanupQuery}
+     * after it reports a failed query, so this waits for the count to settle at zero (up to 30 s).
+     */
+    private long stagingLeft() throws InterruptedException {
         Path staging = store.resolve(ArrayStore.STAGING_DIR);
-        String[] left = staging.toFile().list();
-        return left == null ? 0 : Arrays.stream(left).count();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        long left;
+        do {
+            String[] names = staging.toFile().list();
+            left = names == null ? 0 : Arrays.stream(names).count();
+            if (left > 0) {
+                Thread.sleep(50);
+            }
+        } while (left > 0 && System.nanoTime() < deadline);
+        return left;
     }
 }
