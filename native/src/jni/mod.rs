@@ -611,6 +611,22 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteFilesNative<'l>
     })
 }
 
+/// Deletes the rows `filter` passes (null: every row); returns `[snapshot id or -1, rows deleted]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteWhereNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    filter: JString<'l>,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let filter = filter_arg(env, &filter)?;
+        let (snapshot, rows) = lock(&cell).delete_where(filter.as_ref())?;
+        long_array(env, &[snapshot.unwrap_or(-1), rows as jlong])
+    })
+}
+
 /// Declares an HNSW index on a vector column (`definition`: its JSON, see [`HnswParams`]) and
 /// builds it for every live data file; returns how many files were indexed.
 #[unsafe(no_mangle)]

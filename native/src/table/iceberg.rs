@@ -26,9 +26,10 @@ use parquet::file::properties::WriterProperties;
 
 use super::manifest::{
     read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, ManifestEntry, ManifestFile,
-    STATUS_ADDED, STATUS_DELETED,
+    STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
 };
 use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
+use super::deletes::{target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
@@ -37,6 +38,7 @@ use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
 use crate::vector::{FloatQuery, Neighbor};
 use crate::runtime::{progress, warn};
 use rayon::prelude::*;
+use roaring::RoaringTreemap;
 use crate::storage::Storage;
 use crate::{Error, Result};
 
@@ -283,6 +285,7 @@ impl Table {
             null_value_counts: stats.null_counts,
             lower_bounds: stats.lower,
             upper_bounds: stats.upper,
+            deletes: Vec::new(),
         })
     }
 
@@ -457,10 +460,13 @@ impl Table {
         self.commit_snapshot("overwrite", files)
     }
 
-    /// Writes a manifest of `entries` and returns its entry for a manifest list.
-    fn put_manifest(&self, entries: &[ManifestEntry], schema: &super::schema::Schema, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
+    /// Writes a manifest of `entries` (`content`: 0 data files, 1 delete files) and returns its
+    /// entry for a manifest list.
+    fn put_manifest(&self, entries: &[ManifestEntry], content: i32, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
+        let schema = self.metadata.current_schema()?;
         let schema_json = serde_json::to_string(&schema.to_json()).map_err(|e| Error::Internal(e.to_string()))?;
-        let manifest = write_manifest(entries, &schema_json, schema.schema_id, "[]", 0, "data")?;
+        let kind = if content == 0 { "data" } else { "deletes" };
+        let manifest = write_manifest(entries, &schema_json, schema.schema_id, "[]", 0, kind)?;
         let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
         let manifest_length = manifest.len() as i64;
         self.storage.put(&manifest_path, Bytes::from(manifest))?;
@@ -469,108 +475,263 @@ impl Table {
             manifest_path: self.storage.uri(&manifest_path),
             manifest_length,
             partition_spec_id: 0,
-            content: 0,
+            content,
             sequence_number,
-            min_sequence_number: sequence_number,
+            // Entries kept from older snapshots carry their own (older) sequence numbers.
+            min_sequence_number: entries
+                .iter()
+                .filter(|e| e.status != STATUS_DELETED)
+                .map(|e| e.sequence_number.unwrap_or(sequence_number))
+                .min()
+                .unwrap_or(sequence_number),
             added_snapshot_id: snapshot_id,
             added_files_count: count(STATUS_ADDED).count() as i32,
-            existing_files_count: 0,
+            existing_files_count: count(STATUS_EXISTING).count() as i32,
             deleted_files_count: count(STATUS_DELETED).count() as i32,
             added_rows_count: count(STATUS_ADDED).map(|e| e.data_file.record_count).sum(),
-            existing_rows_count: 0,
+            existing_rows_count: count(STATUS_EXISTING).map(|e| e.data_file.record_count).sum(),
             deleted_rows_count: count(STATUS_DELETED).map(|e| e.data_file.record_count).sum(),
         })
     }
 
+    /// The manifests of a snapshot.
+    fn manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
+        read_manifest_list(&self.storage.get(self.storage.relative(&snapshot.manifest_list)?)?, &snapshot.manifest_list)
+    }
+
+    /// A manifest's entries, each with its sequence numbers (an entry added by the manifest's own
+    /// snapshot inherits the manifest's).
+    fn entries_of(&self, manifest: &ManifestFile) -> Result<Vec<ManifestEntry>> {
+        let path = self.storage.relative(&manifest.manifest_path)?;
+        let mut entries = read_manifest(&self.storage.get(path)?, &manifest.manifest_path)?;
+        for entry in &mut entries {
+            entry.sequence_number.get_or_insert(manifest.sequence_number);
+            entry.file_sequence_number.get_or_insert(manifest.sequence_number);
+        }
+        Ok(entries)
+    }
+
     /// Commits a snapshot that adds `added` on top of the current snapshot's files ("append"), or in
-    /// place of them ("overwrite": they are listed as deleted).
+    /// place of them ("overwrite": they and their delete files are listed as deleted).
     fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
         let overwrite = operation == "overwrite";
-        let schema = self.metadata.current_schema()?.clone();
         for _ in 0..COMMIT_ATTEMPTS {
-            let snapshot_id = (uuid::Uuid::new_v4().as_u64_pair().0 >> 1) as i64;
-            let sequence_number = self.metadata.last_sequence_number + 1;
-            let entry = |status: i32, file: &DataFile| ManifestEntry {
-                status,
-                snapshot_id: Some(snapshot_id),
-                sequence_number: None,
-                file_sequence_number: None,
-                data_file: file.clone(),
-            };
+            let change = Change::new(&self.metadata);
             let parent = self.metadata.current_snapshot().cloned();
-            let mut written = Vec::new();
             let mut manifests = Vec::new();
             if !added.is_empty() {
-                let entries: Vec<ManifestEntry> = added.iter().map(|f| entry(STATUS_ADDED, f)).collect();
-                manifests.push(self.put_manifest(&entries, &schema, snapshot_id, sequence_number)?);
+                let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
+                manifests.push(self.put_manifest(&entries, 0, change.snapshot_id, change.sequence_number)?);
             }
-            let mut removed: Vec<DataFile> = Vec::new();
-            if overwrite {
-                removed = self.data_files(parent.as_ref())?;
-                if !removed.is_empty() {
-                    let entries: Vec<ManifestEntry> = removed.iter().map(|f| entry(STATUS_DELETED, f)).collect();
-                    manifests.push(self.put_manifest(&entries, &schema, snapshot_id, sequence_number)?);
-                }
-            } else if let Some(p) = &parent {
-                manifests.extend(read_manifest_list(&self.storage.get(self.storage.relative(&p.manifest_list)?)?, &p.manifest_list)?);
-            }
-            written.extend(manifests.iter().filter(|m| m.added_snapshot_id == snapshot_id).map(|m| m.manifest_path.clone()));
-            let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), sequence_number)?;
-            let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
-            self.storage.put(&list_path, Bytes::from(list))?;
-
             let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
-            let parent_total = |key: &str| -> i64 {
-                parent.as_ref().and_then(|p| p.summary.get(key)).and_then(|v| v.parse().ok()).unwrap_or(0)
-            };
-            let (total_rows, total_files) = if overwrite {
-                (added_rows, added.len() as i64)
-            } else {
-                (parent_total("total-records") + added_rows, parent_total("total-data-files") + added.len() as i64)
-            };
-            let now = now_ms().max(self.metadata.last_updated_ms + 1);
             let mut summary = BTreeMap::from([
-                ("operation".to_owned(), operation.to_owned()),
                 ("added-data-files".to_owned(), added.len().to_string()),
                 ("added-records".to_owned(), added_rows.to_string()),
-                ("total-records".to_owned(), total_rows.to_string()),
-                ("total-data-files".to_owned(), total_files.to_string()),
-                ("total-delete-files".to_owned(), "0".to_owned()),
-                ("total-position-deletes".to_owned(), "0".to_owned()),
-                ("total-equality-deletes".to_owned(), "0".to_owned()),
             ]);
+            let mut totals = Totals::of(parent.as_ref());
+            totals.records += added_rows;
+            totals.data_files += added.len() as i64;
             if overwrite {
+                let removed = self.data_files(parent.as_ref())?;
+                let mut removed_deletes: Vec<DataFile> = removed.iter().flat_map(|f| f.deletes.iter().cloned()).collect();
+                removed_deletes.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+                removed_deletes.dedup_by(|a, b| a.file_path == b.file_path);
+                for (content, files) in [(0, &removed), (1, &removed_deletes)] {
+                    if !files.is_empty() {
+                        let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
+                        manifests.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
+                    }
+                }
                 summary.insert("deleted-data-files".to_owned(), removed.len().to_string());
                 summary.insert("deleted-records".to_owned(), removed.iter().map(|f| f.record_count).sum::<i64>().to_string());
+                totals = Totals { records: added_rows, data_files: added.len() as i64, delete_files: 0, position_deletes: 0 };
+            } else if let Some(p) = &parent {
+                manifests.extend(self.manifests(p)?);
             }
-            let mut next = self.metadata.clone();
-            next.metadata_log.push(MetadataLogEntry {
-                timestamp_ms: self.metadata.last_updated_ms,
-                metadata_file: self.storage.uri(&metadata_file(self.version)),
-            });
-            next.add_snapshot(Snapshot {
-                snapshot_id,
-                parent_snapshot_id: parent.as_ref().map(|p| p.snapshot_id),
-                sequence_number,
-                timestamp_ms: now,
-                manifest_list: self.storage.uri(&list_path),
-                summary,
-                schema_id: Some(schema.schema_id),
-            });
-            if self.try_commit(next)? {
-                return Ok(snapshot_id);
+            if self.commit_manifests(&change, operation, manifests, summary, totals)? {
+                return Ok(change.snapshot_id);
             }
-            // Another writer committed this version first: rebase on top of it.
-            for manifest in &written {
-                self.storage.delete(self.storage.relative(manifest)?)?;
-            }
-            self.storage.delete(&list_path)?;
             self.refresh()?;
         }
         Err(Error::CommitConflict(format!(
             "gave up committing to {} after {COMMIT_ATTEMPTS} lost races",
             self.storage.location()
         )))
+    }
+
+    /// Writes the manifest list of `change`'s snapshot and commits the snapshot on top of the
+    /// current one; false when another writer committed first (the manifests and list `change`
+    /// wrote are removed again, so the caller rebases and retries).
+    fn commit_manifests(
+        &mut self,
+        change: &Change,
+        operation: &str,
+        manifests: Vec<ManifestFile>,
+        mut summary: BTreeMap<String, String>,
+        totals: Totals,
+    ) -> Result<bool> {
+        let parent = self.metadata.current_snapshot().cloned();
+        let snapshot_id = change.snapshot_id;
+        let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), change.sequence_number)?;
+        let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
+        self.storage.put(&list_path, Bytes::from(list))?;
+        summary.insert("operation".to_owned(), operation.to_owned());
+        summary.insert("total-records".to_owned(), totals.records.to_string());
+        summary.insert("total-data-files".to_owned(), totals.data_files.to_string());
+        summary.insert("total-delete-files".to_owned(), totals.delete_files.to_string());
+        summary.insert("total-position-deletes".to_owned(), totals.position_deletes.to_string());
+        summary.insert("total-equality-deletes".to_owned(), "0".to_owned());
+        let now = now_ms().max(self.metadata.last_updated_ms + 1);
+        let mut next = self.metadata.clone();
+        next.metadata_log.push(MetadataLogEntry {
+            timestamp_ms: self.metadata.last_updated_ms,
+            metadata_file: self.storage.uri(&metadata_file(self.version)),
+        });
+        next.add_snapshot(Snapshot {
+            snapshot_id,
+            parent_snapshot_id: parent.as_ref().map(|p| p.snapshot_id),
+            sequence_number: change.sequence_number,
+            timestamp_ms: now,
+            manifest_list: self.storage.uri(&list_path),
+            summary,
+            schema_id: Some(self.metadata.current_schema()?.schema_id),
+        });
+        if self.try_commit(next)? {
+            return Ok(true);
+        }
+        for manifest in manifests.iter().filter(|m| m.added_snapshot_id == snapshot_id) {
+            self.storage.delete(self.storage.relative(&manifest.manifest_path)?)?;
+        }
+        self.storage.delete(&list_path)?;
+        Ok(false)
+    }
+
+    /// Deletes the rows `filter` passes (every row when None) from the current snapshot and commits
+    /// that as a "delete" snapshot; returns it and how many rows it deleted (None and 0 when no row
+    /// passed, and nothing is committed). Data files are never rewritten: a data file none of whose
+    /// rows are left leaves the table, and the deleted rows of the others are listed in position
+    /// delete files, one per data file (holding all of that file's deleted rows, so it replaces the
+    /// one the file had). Older snapshots keep every row for time travel.
+    pub fn delete_where(&mut self, filter: Option<&Predicate>) -> Result<(Option<i64>, u64)> {
+        if let Some(filter) = filter {
+            self.read_set(Some(&[]), &filter.columns().into_iter().collect::<Vec<_>>())?;
+        }
+        for _ in 0..COMMIT_ATTEMPTS {
+            self.refresh()?;
+            let change = Change::new(&self.metadata);
+            let parent = self.metadata.current_snapshot().cloned();
+            let mut removed: Vec<DataFile> = Vec::new();
+            let mut replaced: Vec<DataFile> = Vec::new();
+            let mut added: Vec<DataFile> = Vec::new();
+            let mut deleted_rows = 0u64;
+            for file in self.prune(self.data_files(parent.as_ref())?, filter)? {
+                let before = deleted_positions(&self.storage, &file)?;
+                let passing = self.positions_passing(&file, filter)? - &before;
+                if passing.is_empty() {
+                    continue;
+                }
+                deleted_rows += passing.len();
+                let after = before | passing;
+                replaced.extend(file.deletes.iter().cloned());
+                if after.len() >= u64::try_from(file.record_count).unwrap_or(0) {
+                    removed.push(file);
+                    continue;
+                }
+                let (bytes, mut description) = super::deletes::write(&file.file_path, &after)?;
+                let path = format!("data/{}-deletes.parquet", uuid::Uuid::new_v4());
+                self.storage.put(&path, bytes)?;
+                description.file_path = self.storage.uri(&path);
+                added.push(description);
+            }
+            if deleted_rows == 0 {
+                return Ok((None, 0));
+            }
+            replaced.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+            replaced.dedup_by(|a, b| a.file_path == b.file_path);
+            let committed = self.commit_row_delta(&change, parent.as_ref(), &removed, &replaced, &added)?;
+            if committed {
+                return Ok((Some(change.snapshot_id), deleted_rows));
+            }
+            for file in &added {
+                self.storage.delete(self.storage.relative(&file.file_path)?)?;
+            }
+        }
+        Err(Error::CommitConflict(format!("gave up deleting from {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
+    }
+
+    /// The positions of the rows of one data file (deleted rows included) that `filter` passes.
+    fn positions_passing(&self, file: &DataFile, filter: Option<&Predicate>) -> Result<RoaringTreemap> {
+        let rows = u64::try_from(file.record_count).unwrap_or(0);
+        let Some(filter) = filter else {
+            return Ok((0..rows).collect());
+        };
+        let columns: Vec<String> = filter.columns().into_iter().collect();
+        let whole = DataFile { deletes: Vec::new(), ..file.clone() };
+        let mut positions = RoaringTreemap::new();
+        let mut at = 0u64;
+        for batch in self.scan_files(vec![whole], Some(&columns), 64 * 1024)? {
+            let passed = filter.evaluate(&batch?)?;
+            positions.extend((0..passed.len()).filter(|&i| passed.is_valid(i) && passed.value(i)).map(|i| at + i as u64));
+            at += passed.len() as u64;
+        }
+        if at != rows {
+            return Err(Error::Corrupt(format!("data file {} holds {at} rows, its manifest says {rows}", file.file_path)));
+        }
+        Ok(positions)
+    }
+
+    /// Commits `change`'s snapshot on top of `parent`: the data files `removed` and the delete
+    /// files `replaced` are listed as deleted (the manifests holding them are rewritten, the others
+    /// carried over), the delete files `added` as added. False when another writer committed first.
+    fn commit_row_delta(
+        &mut self,
+        change: &Change,
+        parent: Option<&Snapshot>,
+        removed: &[DataFile],
+        replaced: &[DataFile],
+        added: &[DataFile],
+    ) -> Result<bool> {
+        let gone: std::collections::HashSet<&str> = removed.iter().chain(replaced).map(|f| f.file_path.as_str()).collect();
+        let mut manifests = Vec::new();
+        for manifest in match parent {
+            Some(p) => self.manifests(p)?,
+            None => Vec::new(),
+        } {
+            let entries = self.entries_of(&manifest)?;
+            if !entries.iter().any(|e| e.status != STATUS_DELETED && gone.contains(e.data_file.file_path.as_str())) {
+                manifests.push(manifest);
+                continue;
+            }
+            let kept: Vec<ManifestEntry> = entries
+                .into_iter()
+                .filter(|e| e.status != STATUS_DELETED)
+                .map(|e| match gone.contains(e.data_file.file_path.as_str()) {
+                    true => ManifestEntry { status: STATUS_DELETED, snapshot_id: Some(change.snapshot_id), ..e },
+                    false => ManifestEntry { status: STATUS_EXISTING, ..e },
+                })
+                .collect();
+            manifests.push(self.put_manifest(&kept, manifest.content, change.snapshot_id, change.sequence_number)?);
+        }
+        if !added.is_empty() {
+            let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
+            manifests.push(self.put_manifest(&entries, 1, change.snapshot_id, change.sequence_number)?);
+        }
+        let rows = |files: &[DataFile]| files.iter().map(|f| f.record_count).sum::<i64>();
+        let summary = BTreeMap::from([
+            ("deleted-data-files".to_owned(), removed.len().to_string()),
+            ("deleted-records".to_owned(), rows(removed).to_string()),
+            ("added-delete-files".to_owned(), added.len().to_string()),
+            ("added-position-delete-files".to_owned(), added.len().to_string()),
+            ("added-position-deletes".to_owned(), rows(added).to_string()),
+            ("removed-delete-files".to_owned(), replaced.len().to_string()),
+            ("removed-position-deletes".to_owned(), rows(replaced).to_string()),
+        ]);
+        let mut totals = Totals::of(parent);
+        totals.records -= rows(removed);
+        totals.data_files -= removed.len() as i64;
+        totals.delete_files += added.len() as i64 - replaced.len() as i64;
+        totals.position_deletes += rows(added) - rows(replaced);
+        self.commit_manifests(change, "delete", manifests, summary, totals)
     }
 
     /// The snapshot a read sees: `snapshot_id`, the one current at `as_of_ms`, or the current one.
@@ -582,21 +743,52 @@ impl Table {
         }
     }
 
-    /// The live data files of a snapshot (none for an empty table).
+    /// The live data files of a snapshot (none for an empty table), each with the position delete
+    /// files that apply to it. A snapshot with equality deletes or deletion vectors is refused
+    /// rather than read with rows that should be gone.
     pub fn data_files(&self, snapshot: Option<&Snapshot>) -> Result<Vec<DataFile>> {
         let Some(snapshot) = snapshot else {
             return Ok(Vec::new());
         };
-        let list_path = self.storage.relative(&snapshot.manifest_list)?;
-        let manifests = read_manifest_list(&self.storage.get(list_path)?, &snapshot.manifest_list)?;
         let mut files = Vec::new();
-        for manifest in manifests.iter().filter(|m| m.content == 0) {
-            let path = self.storage.relative(&manifest.manifest_path)?;
-            for entry in read_manifest(&self.storage.get(path)?, &manifest.manifest_path)? {
-                if entry.status != STATUS_DELETED && entry.data_file.content == 0 {
-                    self.storage.relative(&entry.data_file.file_path)?;
-                    files.push(entry.data_file);
+        let mut deletes = Vec::new();
+        for manifest in self.manifests(snapshot)? {
+            for entry in self.entries_of(&manifest)? {
+                if entry.status == STATUS_DELETED {
+                    continue;
                 }
+                let file = entry.data_file;
+                self.storage.relative(&file.file_path)?;
+                match file.content {
+                    0 => files.push(file),
+                    CONTENT_POSITION_DELETES if file.file_format.eq_ignore_ascii_case("parquet") => deletes.push(file),
+                    CONTENT_EQUALITY_DELETES => {
+                        return Err(Error::invalid(format!(
+                            "{} has equality delete files (such as {}), which HyperStream does not read",
+                            self.location(),
+                            file.file_path
+                        )))
+                    }
+                    _ => {
+                        return Err(Error::invalid(format!(
+                            "{} has delete files HyperStream does not read: {} ({})",
+                            self.location(),
+                            file.file_path,
+                            file.file_format
+                        )))
+                    }
+                }
+            }
+        }
+        if !deletes.is_empty() {
+            let (targeted, anywhere): (Vec<DataFile>, Vec<DataFile>) = deletes.into_iter().partition(|d| target(d).is_some());
+            let mut by_target: HashMap<Vec<u8>, Vec<DataFile>> = HashMap::new();
+            for delete in targeted {
+                by_target.entry(target(&delete).expect("partitioned on it").to_vec()).or_default().push(delete);
+            }
+            for file in &mut files {
+                file.deletes = by_target.remove(file.file_path.as_bytes()).unwrap_or_default();
+                file.deletes.extend(anywhere.iter().cloned());
             }
         }
         Ok(files)
@@ -749,19 +941,17 @@ impl Table {
                 return Ok(None);
             }
         };
+        // Rows of the file (deleted ones included, so that positions are the file's) the filter
+        // passes, less the deleted ones.
         let passed = match filter {
-            None => BooleanBuffer::new_set(rows),
-            Some(filter) => {
-                let columns: Vec<String> = filter.columns().into_iter().collect();
+            None if file.deletes.is_empty() => BooleanBuffer::new_set(rows),
+            _ => {
+                let mut live = self.positions_passing(file, filter)?;
+                live -= deleted_positions(&self.storage, file)?;
                 let mut bits = arrow::array::BooleanBufferBuilder::new(rows);
-                for batch in self.scan_files(vec![file.clone()], Some(&columns), 64 * 1024)? {
-                    let evaluated = filter.evaluate(&batch?)?;
-                    for i in 0..evaluated.len() {
-                        bits.append(evaluated.is_valid(i) && evaluated.value(i));
-                    }
-                }
-                if bits.len() != rows {
-                    return Err(Error::Corrupt(format!("data file {} holds {} rows, its manifest says {rows}", file.file_path, bits.len())));
+                bits.append_n(rows, false);
+                for p in live.iter() {
+                    bits.set_bit(p as usize, true);
                 }
                 bits.finish()
             }
@@ -847,7 +1037,8 @@ impl Table {
         let mut scan = TableScan {
             storage: self.storage.clone(),
             schema: Arc::new(table_schema.project(&indices)?),
-            files: VecDeque::from([file.clone()]),
+            // Positions are the file's own: its deletes were left out when they were chosen.
+            files: VecDeque::from([DataFile { deletes: Vec::new(), ..file.clone() }]),
             current: None,
             batch_rows: sorted.len().max(1),
             selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
@@ -863,6 +1054,62 @@ impl Table {
         let found = take_record_batch(&found, &order)?;
         columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
     }
+}
+
+/// The identity of a snapshot being committed: its id and sequence number.
+struct Change {
+    snapshot_id: i64,
+    sequence_number: i64,
+}
+
+impl Change {
+    fn new(metadata: &TableMetadata) -> Self {
+        Self {
+            snapshot_id: (uuid::Uuid::new_v4().as_u64_pair().0 >> 1) as i64,
+            sequence_number: metadata.last_sequence_number + 1,
+        }
+    }
+
+    /// A manifest entry of this snapshot's (its sequence numbers inherited from the manifest).
+    fn entry(&self, status: i32, file: &DataFile) -> ManifestEntry {
+        ManifestEntry {
+            status,
+            snapshot_id: Some(self.snapshot_id),
+            sequence_number: None,
+            file_sequence_number: None,
+            data_file: DataFile { deletes: Vec::new(), ..file.clone() },
+        }
+    }
+}
+
+/// The running totals a snapshot summary carries.
+struct Totals {
+    records: i64,
+    data_files: i64,
+    delete_files: i64,
+    position_deletes: i64,
+}
+
+impl Totals {
+    fn of(snapshot: Option<&Snapshot>) -> Self {
+        let total = |key: &str| snapshot.and_then(|s| s.summary.get(key)).and_then(|v| v.parse().ok()).unwrap_or(0);
+        Self {
+            records: total("total-records"),
+            data_files: total("total-data-files"),
+            delete_files: total("total-delete-files"),
+            position_deletes: total("total-position-deletes"),
+        }
+    }
+}
+
+/// The rows of `file` its delete files delete.
+fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreemap> {
+    let mut deleted = RoaringTreemap::new();
+    for delete in &file.deletes {
+        let bytes = storage.map(storage.relative(&delete.file_path)?, true)?;
+        deleted |= super::deletes::read(bytes, &file.file_path, &delete.file_path)?;
+    }
+    Ok(deleted)
 }
 
 /// The stored HNSW graph of the vectors in a sidecar's bytes.
@@ -1083,8 +1330,19 @@ impl TableScan {
         wanted.sort_unstable();
         wanted.dedup();
         let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.clone());
-        let builder = match &self.selection {
-            Some(selection) => builder.with_row_selection(selection.clone()),
+        let mut selection = self.selection.clone();
+        if !file.deletes.is_empty() {
+            let deleted = deleted_positions(&self.storage, file)?;
+            if !deleted.is_empty() {
+                let kept = super::deletes::kept(&deleted, builder.metadata().file_metadata().num_rows().max(0) as u64);
+                selection = Some(match selection {
+                    Some(asked) => asked.intersection(&kept),
+                    None => kept,
+                });
+            }
+        }
+        let builder = match selection {
+            Some(selection) => builder.with_row_selection(selection),
             None => builder,
         };
         let reader = builder
@@ -1552,6 +1810,104 @@ mod tests {
         }
         // Pruning did something, and not everything.
         assert!(pruned_total > 1000 && kept_total > 500, "pruned {pruned_total}, kept {kept_total}");
+    }
+
+    #[test]
+    fn deletes_leave_exactly_the_rows_a_full_scan_keeps_for_scans_searches_and_time_travel() {
+        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        for range in [0..300, 300..700, 700..1000] {
+            table.append(reader(vec![batch(range)])).unwrap();
+        }
+        let files = |t: &Table| t.data_files(t.metadata().current_snapshot()).unwrap();
+        // The slow twin: the ids left, each delete's filter applied to the rows of a model batch.
+        let mut model: Vec<i64> = (0..1000).collect();
+        let mut history = vec![(table.metadata().current_snapshot_id.unwrap(), model.clone())];
+        let mut rng = Rng(11);
+        let query = vec![500.0f32, 0.5, -480.0];
+        let deletes = [
+            r#"{"op":"and","args":[{"op":"ge","column":"id","value":100},{"op":"lt","column":"id","value":140}]}"#.to_owned(),
+            r#"{"op":"is_null","column":"name"}"#.to_owned(),
+            r#"{"op":"lt","column":"id","value":300}"#.to_owned(), // the rest of the first file: it leaves the table
+            r#"{"op":"eq","column":"id","value":5000}"#.to_owned(), // no row: no snapshot
+        ]
+        .into_iter()
+        .map(|j| Predicate::from_json(&j).unwrap())
+        .chain((0..6).map(|_| {
+            let lo = rng.below(1000) as i64;
+            let mut values: Vec<serde_json::Value> = (0..20).map(|_| serde_json::json!(rng.below(1000) as i64)).collect();
+            values.push(serde_json::json!(lo));
+            Predicate::Or {
+                args: vec![
+                    Predicate::In { column: "id".into(), values },
+                    Predicate::And { args: vec![Predicate::Ge { column: "id".into(), value: serde_json::json!(lo) }, Predicate::Lt { column: "id".into(), value: serde_json::json!(lo + 15) }] },
+                    Predicate::StartsWith { column: "name".into(), prefix: format!("n{}", 1 + rng.below(9)) },
+                ],
+            }
+        }));
+        for (step, filter) in deletes.enumerate() {
+            let before = model.clone();
+            let all = batch(0..1000);
+            let passed = filter.evaluate(&all).unwrap();
+            model.retain(|&id| !(passed.is_valid(id as usize) && passed.value(id as usize)));
+            let (snapshot, deleted) = table.delete_where(Some(&filter)).unwrap();
+            assert_eq!(deleted as usize, before.len() - model.len(), "step {step}: {}", filter.to_json());
+            assert_eq!(snapshot.is_some(), deleted > 0, "a delete of no row commits nothing");
+            if let Some(id) = snapshot {
+                assert_eq!(table.metadata().snapshot(id).unwrap().summary["operation"], "delete");
+                history.push((id, model.clone()));
+            }
+            // A full scan, a filtered scan and a search all leave the deleted rows out.
+            let reopened = Table::load(&location, &HashMap::new()).unwrap();
+            assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model, "step {step}");
+            let odd = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
+            let mut kept: Vec<i64> = reopened
+                .scan(files(&reopened), Some(&["id".to_owned()]), Some(odd.clone()), 50)
+                .unwrap()
+                .flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec())
+                .collect();
+            kept.sort_unstable();
+            assert_eq!(kept, model.iter().copied().filter(|i| i % 4 != 0).collect::<Vec<_>>(), "step {step}");
+            for filter in [None, Some(&odd)] {
+                let search = VectorSearch::new("embedding", query.clone(), Metric::L2, 25);
+                let found = reopened.search(files(&reopened), Some(&["id".to_owned()]), filter, &search, 64).unwrap();
+                let mut reference: Vec<(f64, i64)> = model
+                    .iter()
+                    .filter(|&&i| filter.is_none() || i % 4 != 0)
+                    .map(|&i| (reference_distance(Metric::L2, &query, &[i as f32, 0.5, -(i as f32)]), i))
+                    .collect();
+                reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+                let got = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+                assert_eq!(got, reference.iter().take(25).map(|r| r.1).collect::<Vec<_>>(), "step {step}, filter {filter:?}");
+            }
+        }
+        // The first file left the table whole; no data file holds more than one delete file.
+        let live = files(&table);
+        assert_eq!(live.len(), 2);
+        assert!(live.iter().all(|f| f.deletes.len() == 1));
+        // Time travel sees every earlier snapshot's rows.
+        for (id, rows) in &history {
+            assert_eq!(&ids(&table, table.metadata().snapshot(*id).ok()), rows);
+        }
+        // Appends keep the deletes; an overwrite drops them with the rows; nothing is left orphaned.
+        table.append(reader(vec![batch(2000..2010)])).unwrap();
+        model.extend(2000..2010);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
+        let summary = &table.metadata().current_snapshot().unwrap().summary;
+        assert_eq!(summary["total-delete-files"], "2");
+        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty());
+        table.commit_overwrite(vec![]).unwrap();
+        assert!(ids(&table, table.metadata().current_snapshot()).is_empty());
+        assert_eq!(table.metadata().current_snapshot().unwrap().summary["total-delete-files"], "0");
+        // Deleting every row of a table removes its files without writing a delete file.
+        table.append(reader(vec![batch(0..10)])).unwrap();
+        assert_eq!(table.delete_where(None).unwrap().1, 10);
+        assert!(files(&table).is_empty());
+        // A filter on a column the table lacks is refused before anything is written.
+        let unknown = Predicate::from_json(r#"{"op":"eq","column":"nope","value":1}"#).unwrap();
+        assert!(matches!(table.delete_where(Some(&unknown)), Err(Error::NotFound(m)) if m.contains("nope")));
     }
 
     #[test]

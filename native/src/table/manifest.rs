@@ -30,6 +30,10 @@ pub struct DataFile {
     /// Single-value serialization of each column's bounds, by field id.
     pub lower_bounds: BTreeMap<i32, Vec<u8>>,
     pub upper_bounds: BTreeMap<i32, Vec<u8>>,
+    /// Scan planning only, never written to a manifest: the position delete files that apply to
+    /// this data file, so that a split carries what its scan must leave out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletes: Vec<DataFile>,
 }
 
 /// One row of a manifest.
@@ -420,6 +424,7 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 null_value_counts: take_map(&mut file, "null_value_counts", path, long)?,
                 lower_bounds: take_map(&mut file, "lower_bounds", path, bytes_of)?,
                 upper_bounds: take_map(&mut file, "upper_bounds", path, bytes_of)?,
+                deletes: Vec::new(),
             },
         });
     }
@@ -482,6 +487,7 @@ mod tests {
                 null_value_counts: BTreeMap::from([(1, 0), (2, 3)]),
                 lower_bounds: BTreeMap::from([(1, 5i64.to_le_bytes().to_vec())]),
                 upper_bounds: BTreeMap::from([(1, 99i64.to_le_bytes().to_vec())]),
+                deletes: Vec::new(),
             },
         }
     }

@@ -3,6 +3,7 @@
 //! that stored tables will use.
 
 mod sample;
+pub mod deletes;
 pub mod iceberg;
 pub mod manifest;
 pub mod metadata;

@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.DataFiles;
 import io.hyperstream.jni.Filters;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.VectorSearch;

@@ -1,10 +1,17 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Filters;
+import io.hyperstream.jni.NativeTable;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -15,8 +22,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * A stored HyperStream table by path: batch reads (one split per data file, column pruning, time
  * travel by option) and appends or overwrites (tasks write data files natively, the driver commits
  * them as one snapshot; an overwrite's snapshot replaces every row, older snapshots keep theirs). A path with no table yet is created by the first write.
+ * {@code DELETE FROM} runs natively when every predicate of its condition translates
+ * ({@link SparkFilters}): one "delete" snapshot with Iceberg position deletes, no data rewritten.
  */
-final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
+final class HyperStreamPathTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
     private final PathOptions options;
     private final StructType schema;
 
@@ -51,5 +60,35 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
         }
         return new TruncatableWrite(overwrite -> new HyperStreamWrite(options, info.schema(), overwrite));
+    }
+
+    @Override
+    public boolean canDeleteWhere(Predicate[] predicates) {
+        return options.snapshotId() < 0 && options.asOfMillis() < 0 && filter(predicates).isPresent();
+    }
+
+    @Override
+    public void deleteWhere(Predicate[] predicates) {
+        if (options.snapshotId() >= 0 || options.asOfMillis() >= 0) {
+            throw new IllegalArgumentException("cannot delete from " + name() + " as of an earlier snapshot");
+        }
+        String filter = filter(predicates).orElseThrow(() -> new IllegalArgumentException(
+                "cannot delete from " + name() + ": a predicate of the condition cannot be evaluated natively"));
+        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+            table.deleteWhere(filter);
+        }
+    }
+
+    /** The conjunction of {@code predicates} as one native filter, or empty when one does not translate. */
+    private Optional<String> filter(Predicate[] predicates) {
+        List<String> parts = new ArrayList<>();
+        for (Predicate predicate : predicates) {
+            Optional<String> part = SparkFilters.translate(predicate, schema);
+            if (part.isEmpty()) {
+                return Optional.empty();
+            }
+            parts.add(part.get());
+        }
+        return Optional.of(parts.isEmpty() ? Filters.alwaysTrue() : Filters.and(parts));
     }
 }

@@ -441,6 +441,56 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return dir.resolve(name.getTableName()).toString();
     }
 
+    /** The row id column a DELETE plan asks for; a delete that runs always runs natively (see below). */
+    private static final HyperStreamColumnHandle MERGE_ROW_ID = new HyperStreamColumnHandle("$merge_row_id", io.trino.spi.type.BigintType.BIGINT, -2, false);
+
+    @Override
+    public io.trino.spi.connector.RowChangeParadigm getRowChangeParadigm(ConnectorSession session, ConnectorTableHandle table) {
+        return io.trino.spi.connector.RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
+    }
+
+    @Override
+    public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session, ConnectorTableHandle table) {
+        return MERGE_ROW_ID;
+    }
+
+    /**
+     * Reached by UPDATE and MERGE, and by a DELETE whose condition was not wholly pushed into the
+     * scan: HyperStream deletes rows natively, by the pushed filter, and nothing else.
+     */
+    @Override
+    public io.trino.spi.connector.ConnectorMergeTableHandle beginMerge(ConnectorSession session, ConnectorTableHandle table,
+            Map<Integer, Collection<ColumnHandle>> updateCaseColumns, RetryMode retryMode) {
+        throw new TrinoException(NOT_SUPPORTED, "HyperStream tables take DELETE only, and only with a WHERE clause the "
+                + "connector evaluates natively: comparisons, ranges, IN and IS [NOT] NULL over bigint, integer, double, "
+                + "real, varchar and boolean columns, combined with AND and OR (UPDATE and MERGE are not supported)");
+    }
+
+    /** DELETE with its whole condition pushed into the scan ({@link #applyFilter}) runs natively. */
+    @Override
+    public Optional<ConnectorTableHandle> applyDelete(ConnectorSession session, ConnectorTableHandle table) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.distance() != null
+                || handle.topK() > 0 || handle.limit() > 0) {
+            return Optional.empty();
+        }
+        return Optional.of(handle);
+    }
+
+    /**
+     * Deletes the rows the pushed filter passes as one snapshot of Iceberg position deletes (no
+     * data rewritten; a data file left without rows leaves the table); returns how many.
+     */
+    @Override
+    public java.util.OptionalLong executeDelete(ConnectorSession session, ConnectorTableHandle table) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        String filter = handle.constraint().isNone() ? io.hyperstream.jni.Filters.alwaysFalse() : TrinoFilters.toFilter(handle.constraint());
+        return java.util.OptionalLong.of(nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                return stored.deleteWhere(filter).deletedRows();
+            }
+        }));
+    }
+
     /** TRUNCATE TABLE: a snapshot without rows; older snapshots keep theirs. */
     @Override
     public void truncateTable(ConnectorSession session, ConnectorTableHandle table) {

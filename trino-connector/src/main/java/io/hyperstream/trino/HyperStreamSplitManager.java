@@ -19,14 +19,6 @@ import java.util.Set;
 
 /** Asks the native library how to divide a table; Trino schedules the splits. */
 final class HyperStreamSplitManager implements ConnectorSplitManager {
-    private static final java.util.regex.Pattern RECORD_COUNT = java.util.regex.Pattern.compile("\"record_count\"\\s*:\\s*(\\d+)");
-
-    /** The rows of a data file, from its native description. */
-    private static long recordCount(String description) {
-        java.util.regex.Matcher m = RECORD_COUNT.matcher(description);
-        return m.find() ? Long.parseLong(m.group(1)) : Long.MAX_VALUE;
-    }
-
     private final HyperStreamConfig config;
 
     HyperStreamSplitManager(HyperStreamConfig config) {
@@ -56,10 +48,10 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
             long planned = 0;
             for (String file : files) {
                 if (handle.limit() > 0 && handle.constraint().isAll() && planned >= handle.limit()) {
-                    break; // without a filter, the files so far hold the limit's rows
+                    break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
                 }
                 splits.add(new HyperStreamSplit(0, 0, List.of(file)));
-                planned += recordCount(file);
+                planned += io.hyperstream.jni.DataFiles.undeletedRows(file);
             }
             return new FixedSplitSource(splits);
         }

@@ -142,6 +142,51 @@ class TestStoredTables {
     }
 
     @Test
+    void deleteRunsNativelyWithItsWholeConditionPushed() throws Exception {
+        // A table of its own (schema "gone"): the sample's 1,500 rows in two data files.
+        String location = root.resolve("gone").resolve("t").toString();
+        try (BufferAllocator allocator = Allocators.child("trino-delete-test");
+                SampleTable sample = SampleTable.open(1500, DIM, 0);
+                NativeTable table = NativeTable.create(location, sample.schema(allocator), Map.of(), Map.of(), allocator)) {
+            table.append(allocator, sample.scan(allocator, 0, 1000, 400, null));
+            table.append(allocator, sample.scan(allocator, 1000, 1500, 400, null));
+        }
+        long before = (long) runner.execute(
+                "SELECT snapshot_id FROM gone.\"t$snapshots\" ORDER BY sequence_number DESC LIMIT 1").getOnlyValue();
+        String condition = "category IN ('cat-3', 'cat-5') AND id NOT BETWEEN 300 AND 900 AND flag = false";
+        String left = "SELECT count(*), sum(id) FROM gone.t";
+        MaterializedRow expected = runner.execute(left + " WHERE NOT coalesce(" + condition + ", false)").getMaterializedRows().get(0);
+        long matching = (long) runner.execute("SELECT count(*) FROM gone.t WHERE " + condition).getOnlyValue();
+        assertEquals(matching, runner.execute("DELETE FROM gone.t WHERE " + condition).getUpdateCount().orElseThrow());
+        assertEquals(expected, runner.execute(left).getMaterializedRows().get(0));
+        assertEquals(0L, runner.execute("SELECT count(*) FROM gone.t WHERE " + condition).getOnlyValue());
+        assertEquals(1500L, runner.execute("SELECT count(*) FROM gone.t FOR VERSION AS OF " + before).getOnlyValue());
+
+        // A condition the scan cannot take whole is refused, and nothing changes.
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("DELETE FROM gone.t WHERE category LIKE '%4'"));
+        assertTrue(e.getMessage().contains("take DELETE only"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("UPDATE gone.t SET value = 0 WHERE id = 1"));
+        assertTrue(e.getMessage().contains("UPDATE and MERGE are not supported"), e.getMessage());
+        assertEquals(expected, runner.execute(left).getMaterializedRows().get(0));
+
+        // Most of the first file deleted: a LIMIT still gets its rows from the files after it.
+        runner.execute("DELETE FROM gone.t WHERE id < 950");
+        long live = (long) runner.execute("SELECT count(*) FROM gone.t").getOnlyValue();
+        assertTrue(live > 400 && live < 550, "rows left: " + live);
+        assertEquals(400, runner.execute("SELECT id FROM gone.t LIMIT 400").getRowCount());
+        // The rest of the first file: it leaves the table; then every row.
+        runner.execute("DELETE FROM gone.t WHERE id < 1000");
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(1, table.dataFiles(-1, -1).length);
+        }
+        assertEquals(0L, runner.execute("SELECT count(*) FROM gone.t WHERE id < 1000").getOnlyValue());
+        runner.execute("DELETE FROM gone.t");
+        assertEquals(0L, runner.execute("SELECT count(*) FROM gone.t").getOnlyValue());
+        assertEquals(1500L, runner.execute("SELECT count(*) FROM gone.t FOR VERSION AS OF " + before).getOnlyValue());
+    }
+
+    @Test
     void trinoCreatesFillsCopiesAndDropsTables() {
         runner.execute("CREATE SCHEMA made");
         assertTrue(Files.isDirectory(root.resolve("made")));

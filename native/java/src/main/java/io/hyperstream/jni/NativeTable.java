@@ -89,6 +89,20 @@ public final class NativeTable extends NativeHandle {
         return call(h -> commitAppendNative(h, dataFiles, true));
     }
 
+    /** What a {@link #deleteWhere} committed: its snapshot (-1 when no row matched) and rows deleted. */
+    public record DeleteResult(long snapshotId, long deletedRows) {}
+
+    /**
+     * Deletes the rows of the current snapshot that {@code filter} passes (a {@link Filters}
+     * predicate; null deletes every row) as one "delete" snapshot, without rewriting data: a data
+     * file none of whose rows are left leaves the table, the others get Iceberg position delete
+     * files. Older snapshots keep the rows. Nothing is committed when no row passes.
+     */
+    public DeleteResult deleteWhere(String filter) {
+        long[] result = call(h -> deleteWhereNative(h, filter));
+        return new DeleteResult(result[0], result[1]);
+    }
+
     /** Deletes data files written by {@link #writeDataFile} and never committed (an aborted write's). */
     public void deleteFiles(String[] dataFiles) {
         run(h -> deleteFilesNative(h, dataFiles));
@@ -264,6 +278,8 @@ public final class NativeTable extends NativeHandle {
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
     private static native void deleteFilesNative(long handle, String[] dataFiles);
+
+    private static native long[] deleteWhereNative(long handle, String filter);
 
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
 

@@ -223,6 +223,100 @@ class IcebergInteropTest {
     }
 
     @Test
+    void icebergJavaAndPyicebergApplyOurPositionDeletes() throws Exception {
+        String location = dir.resolve("deleted").toString();
+        long full;
+        long deleted;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
+            table.append(allocator, rows(0, 300));
+            full = table.append(allocator, rows(300, 420));
+            NativeTable.DeleteResult result = table.deleteWhere(Filters.or(
+                    Filters.and(Filters.ge("id", 100), Filters.lt("id", 150)), Filters.isNull("name")));
+            assertEquals(50 + 84 - 10, result.deletedRows(), "ids 100..149, and every fifth id outside them");
+            deleted = result.snapshotId();
+            assertEquals(-1, table.deleteWhere(Filters.eq("id", 100)).snapshotId(), "nothing left to delete");
+            assertEquals(116, table.deleteWhere(Filters.ge("id", 300)).deletedRows());
+        }
+        java.util.Set<Long> left = java.util.stream.LongStream.range(0, 300)
+                .filter(id -> id % 5 != 0 && (id < 100 || id >= 150)).boxed().collect(java.util.stream.Collectors.toSet());
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet());
+        assertEquals(420, read(IcebergGenerics.read(iceberg).useSnapshot(full).build()).size());
+        assertEquals(left.size() + 96, read(IcebergGenerics.read(iceberg).useSnapshot(deleted).build()).size());
+        assertEquals("delete", iceberg.snapshot(deleted).operation());
+        int deleteFiles = 0;
+        for (org.apache.iceberg.DeleteFile file : iceberg.snapshot(deleted).addedDeleteFiles(iceberg.io())) {
+            assertEquals(org.apache.iceberg.FileContent.POSITION_DELETES, file.content());
+            deleteFiles++;
+        }
+        assertEquals(2, deleteFiles, "one position delete file per data file deleted from");
+
+        String python = System.getProperty("hyperstream.test.python", "");
+        if (!python.isBlank()) {
+            String metadata = iceberg.operations().current().metadataFileLocation().replaceFirst("^file:", "");
+            assertEquals(left, pyiceberg(python, metadata, null).stream()
+                    .map(r -> ((Number) r.get("id")).longValue()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
+
+    @Test
+    void hyperStreamAppliesIcebergJavasPositionDeletesAndRefusesEqualityDeletes() throws Exception {
+        String location = dir.resolve("their-deletes").toString();
+        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
+        Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(), location);
+        GenericAppenderFactory factory = new GenericAppenderFactory(schema);
+        DataWriter<Record> writer = factory.newDataWriter(
+                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/rows.parquet")), FileFormat.PARQUET, null);
+        try (writer) {
+            for (long id = 0; id < 100; id++) {
+                GenericRecord record = GenericRecord.create(schema);
+                record.setField("id", id);
+                record.setField("name", name(id));
+                record.setField("score", id / 2.0);
+                writer.write(record);
+            }
+        }
+        DataFile rows = writer.toDataFile();
+        iceberg.newAppend().appendFile(rows).commit();
+        org.apache.iceberg.deletes.PositionDeleteWriter<Record> deletes = factory.newPosDeleteWriter(
+                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/deletes.parquet")),
+                FileFormat.PARQUET, null);
+        try (deletes) {
+            for (long position : new long[] {0, 7, 8, 99}) {
+                deletes.delete(rows.location(), position);
+            }
+        }
+        iceberg.newRowDelta().addDeletes(deletes.toDeleteFile()).commit();
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            Map<Long, Object[]> read = readNative(table.scan(allocator, -1, -1, null, 16));
+            assertEquals(96, read.size());
+            assertTrue(!read.containsKey(7L) && !read.containsKey(99L) && read.containsKey(9L), read.keySet().toString());
+            // Our delete on top of theirs keeps both.
+            assertEquals(2, table.deleteWhere(Filters.in("id", List.of(7L, 50L, 51L))).deletedRows());
+            assertEquals(94, readNative(table.scan(allocator, -1, -1, null, 16)).size());
+        }
+        iceberg.refresh();
+        assertEquals(94, read(IcebergGenerics.read(iceberg).build()).size());
+
+        org.apache.iceberg.deletes.EqualityDeleteWriter<Record> equality = new GenericAppenderFactory(schema, PartitionSpec.unpartitioned(),
+                new int[] {1}, schema.select("id"), null).newEqDeleteWriter(
+                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/eq.parquet")), FileFormat.PARQUET, null);
+        try (equality) {
+            GenericRecord key = GenericRecord.create(schema.select("id"));
+            key.setField("id", 3L);
+            equality.write(key);
+        }
+        iceberg.newRowDelta().addDeletes(equality.toDeleteFile()).commit();
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> table.dataFiles(-1, -1));
+            assertTrue(e.getMessage().contains("equality delete files"), e.getMessage());
+        }
+    }
+
+    @Test
     void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
         String location = dir.resolve("theirs").toString();
         org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
