@@ -235,7 +235,7 @@ class IcebergInteropTest {
             assertEquals(50 + 84 - 10, result.deletedRows(), "ids 100..149, and every fifth id outside them");
             deleted = result.snapshotId();
             assertEquals(-1, table.deleteWhere(Filters.eq("id", 100)).snapshotId(), "nothing left to delete");
-            assertEquals(116, table.deleteWhere(Filters.ge("id", 300)).deletedRows());
+            assertEquals(96, table.deleteWhere(Filters.ge("id", 300)).deletedRows(), "ids 300..419 but the null names");
         }
         java.util.Set<Long> left = java.util.stream.LongStream.range(0, 300)
                 .filter(id -> id % 5 != 0 && (id < 100 || id >= 150)).boxed().collect(java.util.stream.Collectors.toSet());
@@ -253,7 +253,7 @@ class IcebergInteropTest {
 
         String python = System.getProperty("hyperstream.test.python", "");
         if (!python.isBlank()) {
-            String metadata = iceberg.operations().current().metadataFileLocation().replaceFirst("^file:", "");
+            String metadata = ((org.apache.iceberg.HasTableOperations) iceberg).operations().current().metadataFileLocation().replaceFirst("^file:", "");
             assertEquals(left, pyiceberg(python, metadata, null).stream()
                     .map(r -> ((Number) r.get("id")).longValue()).collect(java.util.stream.Collectors.toSet()));
         }
@@ -286,7 +286,7 @@ class IcebergInteropTest {
                 FileFormat.PARQUET, null);
         try (deletes) {
             for (long position : new long[] {0, 7, 8, 99}) {
-                deletes.delete(rows.location(), position);
+                deletes.write(org.apache.iceberg.deletes.PositionDelete.<Record>create().set(rows.location(), position));
             }
         }
         iceberg.newRowDelta().addDeletes(deletes.toDeleteFile()).commit();
