@@ -124,13 +124,14 @@ case "$command" in
       trino-connector/target/hyperstream-trino-plugin-*.zip | grep -v original-
     ;;
   test)
-    step "test Python: numpy (the clustered vectors of the HNSW recall test) and pyiceberg (interop) in target/test-venv"
-    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow" 2>/dev/null; then
+    step "test Python: numpy (the clustered vectors of the HNSW recall test), pyiceberg (interop) and moto (the S3 server of the object-store tests) in target/test-venv"
+    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow, moto.server" 2>/dev/null; then
       python3 -m venv target/test-venv
-      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0"
+      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0" "moto[server]==5.2.5"
     fi
     target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
     export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"
+    export HYPERSTREAM_TEST_PYTHON="$root/target/test-venv/bin/python"
     step "Rust tests (cargo test --release $(cargo_features))"
     cargo test --release $(cargo_features)
     step "GPU backends compile (cargo check --release --features cuda,wgpu)"
