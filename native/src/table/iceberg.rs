@@ -427,14 +427,18 @@ impl Table {
 
     /// Commits a metadata version that sets (Some) or removes (None) table properties.
     fn commit_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
+        self.commit_metadata(|next| {
+            set_properties(next, changes);
+            Ok(())
+        })
+    }
+
+    /// Commits the metadata `change` makes of the current version's, retried on top of the
+    /// winner's when another writer commits first (`change` sees the latest metadata each time).
+    fn commit_metadata(&mut self, change: impl Fn(&mut TableMetadata) -> Result<()>) -> Result<()> {
         for _ in 0..COMMIT_ATTEMPTS {
             let mut next = self.metadata.clone();
-            for (key, value) in changes {
-                match value {
-                    Some(value) => next.properties.insert(key.clone(), value.clone()),
-                    None => next.properties.remove(key),
-                };
-            }
+            change(&mut next)?;
             next.metadata_log.push(MetadataLogEntry {
                 timestamp_ms: self.metadata.last_updated_ms,
                 metadata_file: self.storage.uri(&metadata_file(self.version)),
@@ -446,6 +450,75 @@ impl Table {
             self.refresh()?;
         }
         Err(Error::CommitConflict(format!("gave up committing to {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
+    }
+
+    /// Commits `schema` as the current schema (a new schema id), with table property `changes`.
+    fn commit_schema(&mut self, evolve: impl Fn(&Schema, i32, &TableMetadata) -> Result<(Schema, i32, Vec<(String, Option<String>)>)>) -> Result<()> {
+        self.commit_metadata(|next| {
+            let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+            let (schema, last_column_id, changes) = evolve(next.current_schema()?, schema_id, next)?;
+            set_properties(next, &changes);
+            next.last_column_id = next.last_column_id.max(last_column_id);
+            next.current_schema_id = schema.schema_id;
+            next.schemas.push(schema);
+            Ok(())
+        })
+    }
+
+    /// Schema evolution: adds `field` as the last column. It must be nullable: the rows written
+    /// before read it as null (no data file is rewritten). A `fixed_size_list<float>` field is a
+    /// vector column.
+    pub fn add_column(&mut self, field: &arrow::datatypes::Field) -> Result<()> {
+        if !field.is_nullable() {
+            return Err(Error::invalid(format!("new column '{}' must be nullable: the rows already written have no value for it", field.name())));
+        }
+        self.commit_schema(|current, schema_id, metadata| {
+            let id = metadata.last_column_id + 1;
+            let (schema, last) = current.with_column(schema_id, field, id)?;
+            let mut changes = Vec::new();
+            if let DataType::FixedSizeList(item, dimension) = field.data_type() {
+                if item.data_type() == &DataType::Float32 {
+                    changes.push((vector_property(id), Some(dimension.to_string())));
+                }
+            }
+            Ok((schema, last, changes))
+        })
+    }
+
+    /// Schema evolution: drops a column (its data stays in the files written so far, unread; its
+    /// vector index goes with it). The last column, and a row identifier, cannot be dropped.
+    pub fn drop_column(&mut self, name: &str) -> Result<()> {
+        self.commit_schema(|current, schema_id, metadata| {
+            let field = current.field(name)?;
+            if current.fields.len() == 1 {
+                return Err(Error::invalid(format!("cannot drop '{name}': it is the table's only column")));
+            }
+            if current.identifier_field_ids.contains(&field.id) {
+                return Err(Error::invalid(format!("cannot drop '{name}': it identifies rows")));
+            }
+            let fields = current.fields.iter().filter(|f| f.name != name).cloned().collect();
+            let schema = Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() };
+            Ok((schema, metadata.last_column_id, vec![(vector_property(field.id), None), (index_property(field.id), None)]))
+        })
+    }
+
+    /// Schema evolution: renames a column (by field id, so every data file keeps answering for it).
+    pub fn rename_column(&mut self, name: &str, new_name: &str) -> Result<()> {
+        if new_name.is_empty() {
+            return Err(Error::invalid("a column name cannot be empty"));
+        }
+        self.commit_schema(|current, schema_id, metadata| {
+            current.field(name)?;
+            if current.fields.iter().any(|f| f.name == new_name) {
+                return Err(Error::invalid(format!("cannot rename '{name}' to '{new_name}': that column exists")));
+            }
+            let fields = current
+                .fields
+                .iter()
+                .map(|f| if f.name == name { super::schema::NestedField { name: new_name.to_owned(), ..f.clone() } } else { f.clone() })
+                .collect();
+            Ok((Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() }, metadata.last_column_id, Vec::new()))
+        })
     }
 
     /// Commits written data files as one snapshot that replaces every row of the table (Spark's
@@ -1053,6 +1126,16 @@ impl Table {
         let order = UInt32Array::from_iter_values(positions.values().iter().map(|p| sorted.binary_search(p).expect("sorted holds every position") as u32));
         let found = take_record_batch(&found, &order)?;
         columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
+    }
+}
+
+/// Sets (Some) or removes (None) table properties.
+fn set_properties(metadata: &mut TableMetadata, changes: &[(String, Option<String>)]) {
+    for (key, value) in changes {
+        match value {
+            Some(value) => metadata.properties.insert(key.clone(), value.clone()),
+            None => metadata.properties.remove(key),
+        };
     }
 }
 
@@ -1908,6 +1991,80 @@ mod tests {
         // A filter on a column the table lacks is refused before anything is written.
         let unknown = Predicate::from_json(r#"{"op":"eq","column":"nope","value":1}"#).unwrap();
         assert!(matches!(table.delete_where(Some(&unknown)), Err(Error::NotFound(m)) if m.contains("nope")));
+    }
+
+    #[test]
+    fn schema_evolution_adds_drops_and_renames_columns_without_rewriting_data() {
+        use arrow::array::Float64Array;
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let before = table.append(reader(vec![batch(0..10)])).unwrap();
+        let files_before: Vec<String> = table.storage.list("data").unwrap();
+        // Added: rows written before read it as null; new rows carry it.
+        table.add_column(&Field::new("score", DataType::Float64, true)).unwrap();
+        let scored = table.arrow_schema().unwrap();
+        let with_score = |ids: std::ops::Range<i64>| {
+            let old = batch(ids.clone());
+            let mut columns = old.columns().to_vec();
+            columns.push(Arc::new(Float64Array::from_iter_values(ids.map(|i| i as f64 * 1.5))));
+            let mut fields: Vec<Field> = old.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields.push(Field::new("score", DataType::Float64, true));
+            let schema = Arc::new(ArrowSchema::new(fields));
+            RecordBatchIterator::new(vec![RecordBatch::try_new(schema.clone(), columns)], schema)
+        };
+        table.append(with_score(10..20)).unwrap();
+        let read = |t: &Table, column: &str, filter: Option<&str>| -> Vec<(i64, Option<f64>)> {
+            let files = t.data_files(t.metadata().current_snapshot()).unwrap();
+            let filter = filter.map(|f| Predicate::from_json(f).unwrap());
+            let mut out: Vec<(i64, Option<f64>)> = t
+                .scan(files, Some(&["id".to_owned(), column.to_owned()]), filter, 7)
+                .unwrap()
+                .flat_map(|b| {
+                    let b = b.unwrap();
+                    let ids = b.column(0).as_primitive::<Int64Type>().clone();
+                    let x = b.column(1).as_primitive::<Float64Type>().clone();
+                    (0..b.num_rows()).map(move |i| (ids.value(i), x.is_valid(i).then(|| x.value(i)))).collect::<Vec<_>>()
+                })
+                .collect();
+            out.sort_by_key(|r| r.0);
+            out
+        };
+        let want: Vec<(i64, Option<f64>)> = (0..20).map(|i| (i, (i >= 10).then(|| i as f64 * 1.5))).collect();
+        assert_eq!(read(&table, "score", None), want);
+        assert_eq!(read(&table, "score", Some(r#"{"op":"is_null","column":"score"}"#)), want[..10].to_vec());
+        assert_eq!(read(&table, "score", Some(r#"{"op":"ge","column":"score","value":27}"#)), want[18..].to_vec());
+        // Renamed: every file answers for it by field id, filters and pruning included.
+        table.rename_column("score", "points").unwrap();
+        assert_eq!(read(&table, "points", Some(r#"{"op":"not_null","column":"points"}"#)), want[10..].to_vec());
+        assert!(matches!(table.scan(vec![], Some(&["score".to_owned()]), None, 7), Err(Error::NotFound(_))));
+        // Dropped, then added again under the same name: a new column, null for every row so far.
+        table.drop_column("points").unwrap();
+        assert_eq!(table.arrow_schema().unwrap().fields().len(), 3);
+        table.add_column(&Field::new("points", DataType::Float64, true)).unwrap();
+        assert!(read(&table, "points", None).iter().all(|(_, p)| p.is_none()));
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        let ids: Vec<i32> = reopened.metadata().current_schema().unwrap().fields.iter().map(|f| f.id).collect();
+        assert_eq!(ids.last(), Some(&(scored.fields().len() as i32 + 2)), "a fresh id past every earlier one");
+        assert_eq!(reopened.metadata().schemas.len(), 5);
+        // A vector column added later: its dimension is recorded, and old rows have no vector.
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        table.add_column(&Field::new("v2", DataType::FixedSizeList(item, 2), true)).unwrap();
+        assert_eq!(table.vector_column("v2").unwrap().1, 2);
+        // Nothing was rewritten, and the first snapshot still reads.
+        assert!(files_before.iter().all(|f| table.storage.exists(f).unwrap()));
+        assert_eq!(ids_of(&table, Some(before)), (0..10).collect::<Vec<_>>());
+        // Refused, by name, with nothing committed.
+        let version = table.version();
+        assert!(matches!(table.add_column(&Field::new("req", DataType::Int64, false)), Err(Error::InvalidArgument(m)) if m.contains("nullable")));
+        assert!(matches!(table.add_column(&Field::new("id", DataType::Int64, true)), Err(Error::InvalidArgument(m)) if m.contains("already")));
+        assert!(matches!(table.drop_column("nope"), Err(Error::NotFound(m)) if m.contains("nope")));
+        assert!(matches!(table.rename_column("id", "name"), Err(Error::InvalidArgument(m)) if m.contains("exists")));
+        assert_eq!(table.version(), version);
+    }
+
+    fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {
+        ids(table, table.metadata().snapshot(snapshot.unwrap()).ok())
     }
 
     #[test]

@@ -207,6 +207,23 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// This schema with the Arrow `field` added last as column `id` (its nested fields numbered
+    /// from `id + 1`) under `schema_id`; returns it with the highest id it used.
+    pub fn with_column(&self, schema_id: i32, field: &Field, id: i32) -> Result<(Self, i32)> {
+        if self.fields.iter().any(|f| f.name == *field.name()) {
+            return Err(Error::invalid(format!("column '{}' is already in the table schema", field.name())));
+        }
+        let mut ids = IdAllocator { next: id + 1 };
+        let field_type = arrow_to_type(field.data_type(), field.name(), &mut ids)?;
+        let mut fields = self.fields.clone();
+        fields.push(NestedField::new(id, field.name(), field_type, !field.is_nullable()));
+        let schema = Self { schema_id, fields, identifier_field_ids: self.identifier_field_ids.clone() };
+        schema.validate()?;
+        Ok((schema, ids.next - 1))
+    }
+}
+
 struct IdAllocator {
     next: i32,
 }
