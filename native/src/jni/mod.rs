@@ -627,6 +627,50 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteWhereNative<'l>
     })
 }
 
+/// Adds the one field of the exported schema at `schema_address` as a new column.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_addColumnNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let address = non_null(schema_address, "ArrowSchema")?;
+        // SAFETY: Java exported a schema into the struct at `address` (Data.exportSchema); from_raw
+        // takes it over and releases it when dropped.
+        let ffi = unsafe { FFI_ArrowSchema::from_raw(address as *mut FFI_ArrowSchema) };
+        let schema = ArrowSchema::try_from(&ffi)?;
+        let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
+            return Err(Error::invalid(format!("a new column is one field, got {}", schema.fields().len())).into());
+        };
+        lock(&cell).add_column(field)?;
+        Ok(())
+    })
+}
+
+/// Renames a column, or drops it when `new_name` is null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_renameColumnNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+    new_name: JString<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let mut table = lock(&cell);
+        if new_name.is_null() {
+            return Ok(table.drop_column(&column)?);
+        }
+        let new_name = string(env, &new_name)?;
+        Ok(table.rename_column(&column, &new_name)?)
+    })
+}
+
 /// Declares an HNSW index on a vector column (`definition`: its JSON, see [`HnswParams`]) and
 /// builds it for every live data file; returns how many files were indexed.
 #[unsafe(no_mangle)]

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -29,6 +30,8 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -248,8 +251,55 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     }
 
     @Override
-    public Table alterTable(Identifier ident, TableChange... changes) {
-        throw new UnsupportedOperationException("ALTER TABLE is not supported for HyperStream tables yet");
+    public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+        Path dir = tableDir(ident);
+        if (dir == null || !isTable(dir)) {
+            throw new NoSuchTableException(ident);
+        }
+        // Every change is checked before the first is committed (each commits on its own).
+        List<java.util.function.Consumer<NativeTable>> steps = new ArrayList<>();
+        try (BufferAllocator allocator = Allocators.child("spark-alter")) {
+            for (TableChange change : changes) {
+                steps.add(step(ident, change, allocator));
+            }
+            try (NativeTable table = NativeTable.load(dir.toString(), Map.of())) {
+                for (java.util.function.Consumer<NativeTable> step : steps) {
+                    step.accept(table);
+                }
+            }
+        }
+        return loadTable(ident);
+    }
+
+    /** One ALTER TABLE change as a native schema change: ADD COLUMNS, DROP COLUMN, RENAME COLUMN. */
+    private static java.util.function.Consumer<NativeTable> step(Identifier ident, TableChange change, BufferAllocator allocator) {
+        if (change instanceof TableChange.AddColumn add) {
+            String name = topLevel(ident, add.fieldNames());
+            if (add.position() != null) {
+                throw new UnsupportedOperationException("new columns of " + ident + " go last: drop FIRST / AFTER");
+            }
+            StructType column = new StructType(new StructField[] {new StructField(name, add.dataType(), add.isNullable(), Metadata.empty())});
+            org.apache.arrow.vector.types.pojo.Field field = SparkTypes.toArrowSchema(column, Map.of()).getFields().get(0);
+            return table -> table.addColumn(allocator, field);
+        }
+        if (change instanceof TableChange.DeleteColumn drop) {
+            String name = topLevel(ident, drop.fieldNames());
+            return table -> table.dropColumn(name);
+        }
+        if (change instanceof TableChange.RenameColumn rename) {
+            String name = topLevel(ident, rename.fieldNames());
+            return table -> table.renameColumn(name, rename.newName());
+        }
+        throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN "
+                + "and RENAME COLUMN, not " + change.getClass().getSimpleName());
+    }
+
+    private static String topLevel(Identifier ident, String[] fieldNames) {
+        if (fieldNames.length != 1) {
+            throw new UnsupportedOperationException("ALTER TABLE " + ident + ": nested column " + String.join(".", fieldNames)
+                    + " cannot be changed, only top-level columns");
+        }
+        return fieldNames[0];
     }
 
     @Override

@@ -129,6 +129,29 @@ class SparkCatalogTest {
         sql("DROP NAMESPACE lake.del CASCADE");
     }
 
+    @Test
+    void alterTableAddsRenamesAndDropsColumnsWithoutRewritingData() {
+        sql("CREATE NAMESPACE lake.evolve");
+        sql("CREATE TABLE lake.evolve.t (id BIGINT NOT NULL, name STRING) USING hyperstream");
+        sql("INSERT INTO lake.evolve.t VALUES (1, 'a'), (2, 'b')");
+        sql("ALTER TABLE lake.evolve.t ADD COLUMNS (score DOUBLE, flag BOOLEAN)");
+        sql("INSERT INTO lake.evolve.t VALUES (3, 'c', 1.5, true)");
+        assertEquals(List.of("1:null", "2:null", "3:1.5"), sql("SELECT id, score FROM lake.evolve.t ORDER BY id").stream()
+                .map(r -> r.getLong(0) + ":" + r.get(1)).toList());
+        sql("ALTER TABLE lake.evolve.t RENAME COLUMN score TO points");
+        assertEquals(List.of(3L), sql("SELECT id FROM lake.evolve.t WHERE points > 1").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(2L, sql("SELECT count(*) FROM lake.evolve.t WHERE points IS NULL").get(0).getLong(0));
+        sql("ALTER TABLE lake.evolve.t DROP COLUMN flag");
+        assertEquals(List.of("id", "name", "points"), List.of(spark.table("lake.evolve.t").schema().fieldNames()));
+        Exception e = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.evolve.t ADD COLUMN early INT FIRST"));
+        assertTrue(e.getMessage().contains("go last"), e.getMessage());
+        e = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.evolve.t ADD COLUMNS (fine INT, name STRING)"));
+        assertTrue(e.getMessage().contains("name"), e.getMessage());
+        assertEquals(List.of("id", "name", "points"), List.of(spark.table("lake.evolve.t").schema().fieldNames()),
+                "a refused ALTER TABLE changes nothing");
+        sql("DROP NAMESPACE lake.evolve CASCADE");
+    }
+
     private static List<Object> values(List<Row> rows) {
         Row row = rows.get(0);
         return List.of(row.getLong(0), row.getLong(1), row.getDouble(2));

@@ -441,6 +441,45 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return dir.resolve(name.getTableName()).toString();
     }
 
+    /** ALTER TABLE ADD COLUMN: a nullable column, last; rows written before read it as null. */
+    @Override
+    public void addColumn(ConnectorSession session, ConnectorTableHandle table, ColumnMetadata column,
+            io.trino.spi.connector.ColumnPosition position) {
+        if (!(position instanceof io.trino.spi.connector.ColumnPosition.Last)) {
+            throw new TrinoException(NOT_SUPPORTED, "new columns of HyperStream tables go last");
+        }
+        org.apache.arrow.vector.types.pojo.Field field = TableCreation.field(column);
+        alter(table, stored -> {
+            try (BufferAllocator allocator = Allocators.child("trino-add-column")) {
+                stored.addColumn(allocator, field);
+            }
+        });
+    }
+
+    /** ALTER TABLE DROP COLUMN: no data file is rewritten; the column's values are no longer read. */
+    @Override
+    public void dropColumn(ConnectorSession session, ConnectorTableHandle table, ColumnHandle column) {
+        alter(table, stored -> stored.dropColumn(((HyperStreamColumnHandle) column).name()));
+    }
+
+    /** ALTER TABLE RENAME COLUMN: data files answer for columns by field id, so none is rewritten. */
+    @Override
+    public void renameColumn(ConnectorSession session, ConnectorTableHandle table, ColumnHandle source, String target) {
+        alter(table, stored -> stored.renameColumn(((HyperStreamColumnHandle) source).name(), target));
+    }
+
+    private static void alter(ConnectorTableHandle table, java.util.function.Consumer<NativeTable> change) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "only stored HyperStream tables can be altered");
+        }
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                change.accept(stored);
+                return null;
+            }
+        });
+    }
+
     /** The row id column a DELETE plan asks for; a delete that runs always runs natively (see below). */
     private static final HyperStreamColumnHandle MERGE_ROW_ID = new HyperStreamColumnHandle("$merge_row_id", io.trino.spi.type.BigintType.BIGINT, -2, false);
 

@@ -101,6 +101,11 @@ final class TableCreation {
         return vectors;
     }
 
+    /** The Arrow field of a column added to a table (ALTER TABLE ADD COLUMN, {@code dimension} for vectors). */
+    static Field field(ColumnMetadata column) {
+        return field(column, (Integer) column.getProperties().get(DIMENSION));
+    }
+
     private static Field field(ColumnMetadata column, Integer dimension) {
         Type type = column.getType();
         boolean nullable = column.isNullable();

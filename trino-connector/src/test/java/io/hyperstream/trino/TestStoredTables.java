@@ -187,6 +187,30 @@ class TestStoredTables {
     }
 
     @Test
+    void alterTableAddsRenamesAndDropsColumns() {
+        runner.execute("CREATE SCHEMA evolve");
+        runner.execute("CREATE TABLE evolve.t (id bigint NOT NULL, name varchar)");
+        runner.execute("INSERT INTO evolve.t VALUES (1, 'a'), (2, 'b')");
+        runner.execute("ALTER TABLE evolve.t ADD COLUMN score double");
+        runner.execute("ALTER TABLE evolve.t ADD COLUMN v array(real) WITH (dimension = 2)");
+        runner.execute("INSERT INTO evolve.t VALUES (3, 'c', 1.5, ARRAY[REAL '1', 2])");
+        assertEquals(List.of("1:null", "2:null", "3:1.5"), runner.execute("SELECT id, score FROM evolve.t ORDER BY id")
+                .getMaterializedRows().stream().map(r -> r.getField(0) + ":" + r.getField(1)).toList());
+        runner.execute("ALTER TABLE evolve.t RENAME COLUMN score TO points");
+        assertEquals(List.of(3L), runner.execute("SELECT id FROM evolve.t WHERE points > 1").getOnlyColumn().toList());
+        runner.execute("ALTER TABLE evolve.t DROP COLUMN name");
+        assertEquals(List.of("id bigint", "points double", "v array(real)"), runner.execute("DESCRIBE evolve.t")
+                .getMaterializedRows().stream().map(r -> r.getField(0) + " " + r.getField(1)).toList());
+        assertEquals(List.of(1.0f, 2.0f), runner.execute("SELECT v FROM evolve.t WHERE id = 3").getOnlyValue());
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("ALTER TABLE evolve.t ADD COLUMN strict bigint NOT NULL"));
+        assertTrue(e.getMessage().contains("must be nullable"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("ALTER TABLE evolve.t ADD COLUMN early bigint FIRST"));
+        assertTrue(e.getMessage().contains("go last"), e.getMessage());
+        runner.execute("DROP SCHEMA evolve CASCADE");
+    }
+
+    @Test
     void trinoCreatesFillsCopiesAndDropsTables() {
         runner.execute("CREATE SCHEMA made");
         assertTrue(Files.isDirectory(root.resolve("made")));

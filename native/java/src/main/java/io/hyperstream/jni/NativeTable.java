@@ -7,6 +7,7 @@ import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -87,6 +88,32 @@ public final class NativeTable extends NativeHandle {
      */
     public long commitOverwrite(String[] dataFiles) {
         return call(h -> commitAppendNative(h, dataFiles, true));
+    }
+
+    /**
+     * Adds a nullable column last (schema evolution): rows written before read it as null, no data
+     * file is rewritten. A fixed-size list of floats is a vector column of that dimension.
+     */
+    public void addColumn(BufferAllocator allocator, Field column) {
+        run(h -> {
+            try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
+                Data.exportSchema(allocator, new Schema(List.of(column)), null, ffi);
+                addColumnNative(h, ffi.memoryAddress());
+            }
+        });
+    }
+
+    /** Drops a column (schema evolution): its values stay in the files written so far, unread. */
+    public void dropColumn(String column) {
+        run(h -> renameColumnNative(h, column, null));
+    }
+
+    /** Renames a column (schema evolution); files are read by field id, so none is rewritten. */
+    public void renameColumn(String column, String newName) {
+        if (newName == null) {
+            throw new InvalidArgumentException("the new name of column '" + column + "' is null");
+        }
+        run(h -> renameColumnNative(h, column, newName));
     }
 
     /** What a {@link #deleteWhere} committed: its snapshot (-1 when no row matched) and rows deleted. */
@@ -280,6 +307,11 @@ public final class NativeTable extends NativeHandle {
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
     private static native long[] deleteWhereNative(long handle, String filter);
+
+    private static native void addColumnNative(long handle, long schemaAddress);
+
+    /** Renames {@code column}, or drops it when {@code newName} is null. */
+    private static native void renameColumnNative(long handle, String column, String newName);
 
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
 

@@ -317,6 +317,31 @@ class IcebergInteropTest {
     }
 
     @Test
+    void icebergJavaReadsOurEvolvedSchemas() throws Exception {
+        String location = dir.resolve("evolved").toString();
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
+            table.append(allocator, rows(0, 10));
+            table.addColumn(allocator, Field.nullable("rank", new ArrowType.Int(32, true)));
+            table.renameColumn("score", "half");
+            table.dropColumn("name");
+            assertEquals(List.of("id", "half", "embedding", "rank"),
+                    table.schema(allocator).getFields().stream().map(Field::getName).toList());
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                    () -> table.addColumn(allocator, new Field("strict", FieldType.notNullable(new ArrowType.Int(64, true)), null)));
+            assertTrue(e.getMessage().contains("must be nullable"), e.getMessage());
+            NotFoundException missing = assertThrows(NotFoundException.class, () -> table.dropColumn("nope"));
+            assertTrue(missing.getMessage().contains("nope"), missing.getMessage());
+        }
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        assertEquals(List.of("id", "half", "embedding", "rank"),
+                iceberg.schema().columns().stream().map(Types.NestedField::name).toList());
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(10, rows.size());
+        assertEquals(3.5, rows.get(7L).getField("half"));
+        assertEquals(null, rows.get(7L).getField("rank"));
+    }
+
+    @Test
     void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
         String location = dir.resolve("theirs").toString();
         org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
