@@ -43,7 +43,7 @@ use crate::storage::Storage;
 use crate::{Error, Result};
 
 const VERSION_HINT: &str = "metadata/version-hint.text";
-const COMMIT_ATTEMPTS: usize = 20;
+const COMMIT_ATTEMPTS: usize = 50;
 
 /// Table property that records a vector column's dimension, by field id.
 pub fn vector_property(field_id: i32) -> String {
@@ -436,7 +436,7 @@ impl Table {
     /// Commits the metadata `change` makes of the current version's, retried on top of the
     /// winner's when another writer commits first (`change` sees the latest metadata each time).
     fn commit_metadata(&mut self, change: impl Fn(&mut TableMetadata) -> Result<()>) -> Result<()> {
-        for _ in 0..COMMIT_ATTEMPTS {
+        for attempt in 0..COMMIT_ATTEMPTS {
             let mut next = self.metadata.clone();
             change(&mut next)?;
             next.metadata_log.push(MetadataLogEntry {
@@ -448,6 +448,7 @@ impl Table {
                 return Ok(());
             }
             self.refresh()?;
+            backoff(attempt);
         }
         Err(Error::CommitConflict(format!("gave up committing to {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
     }
@@ -588,14 +589,22 @@ impl Table {
     /// place of them ("overwrite": they and their delete files are listed as deleted).
     fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
         let overwrite = operation == "overwrite";
-        for _ in 0..COMMIT_ATTEMPTS {
-            let change = Change::new(&self.metadata);
-            let parent = self.metadata.current_snapshot().cloned();
-            let mut manifests = Vec::new();
-            if !added.is_empty() {
+        let mut change = Change::new(&self.metadata);
+        // The manifest of the added files does not depend on the parent: it is written once and
+        // kept across lost races (its entries take the sequence number the list gives it), so a
+        // retry costs little more than the manifest list.
+        let added_manifest = match added.is_empty() {
+            true => None,
+            false => {
                 let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-                manifests.push(self.put_manifest(&entries, 0, change.snapshot_id, change.sequence_number)?);
+                Some(self.put_manifest(&entries, 0, change.snapshot_id, change.sequence_number)?)
             }
+        };
+        for attempt in 0..COMMIT_ATTEMPTS {
+            change.rebase(&self.metadata);
+            let parent = self.metadata.current_snapshot().cloned();
+            let mut manifests: Vec<ManifestFile> = added_manifest.iter().map(|m| change.sequenced(m)).collect();
+            let mut written = Vec::new();
             let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
             let mut summary = BTreeMap::from([
                 ("added-data-files".to_owned(), added.len().to_string()),
@@ -612,7 +621,7 @@ impl Table {
                 for (content, files) in [(0, &removed), (1, &removed_deletes)] {
                     if !files.is_empty() {
                         let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
-                        manifests.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
+                        written.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
                     }
                 }
                 summary.insert("deleted-data-files".to_owned(), removed.len().to_string());
@@ -621,20 +630,32 @@ impl Table {
             } else if let Some(p) = &parent {
                 manifests.extend(self.manifests(p)?);
             }
+            manifests.extend(written.iter().cloned());
             if self.commit_manifests(&change, operation, manifests, summary, totals)? {
                 return Ok(change.snapshot_id);
             }
+            self.discard(&written)?;
             self.refresh()?;
+            backoff(attempt);
         }
+        self.discard(added_manifest.as_slice())?;
         Err(Error::CommitConflict(format!(
             "gave up committing to {} after {COMMIT_ATTEMPTS} lost races",
             self.storage.location()
         )))
     }
 
+    /// Deletes manifests a lost commit attempt wrote.
+    fn discard(&self, manifests: &[ManifestFile]) -> Result<()> {
+        for manifest in manifests {
+            self.storage.delete(self.storage.relative(&manifest.manifest_path)?)?;
+        }
+        Ok(())
+    }
+
     /// Writes the manifest list of `change`'s snapshot and commits the snapshot on top of the
-    /// current one; false when another writer committed first (the manifests and list `change`
-    /// wrote are removed again, so the caller rebases and retries).
+    /// current one; false when another writer committed first (the list is removed again; the
+    /// caller discards the manifests it wrote for this attempt, rebases and retries).
     fn commit_manifests(
         &mut self,
         change: &Change,
@@ -672,9 +693,6 @@ impl Table {
         if self.try_commit(next)? {
             return Ok(true);
         }
-        for manifest in manifests.iter().filter(|m| m.added_snapshot_id == snapshot_id) {
-            self.storage.delete(self.storage.relative(&manifest.manifest_path)?)?;
-        }
         self.storage.delete(&list_path)?;
         Ok(false)
     }
@@ -689,7 +707,7 @@ impl Table {
         if let Some(filter) = filter {
             self.read_set(Some(&[]), &filter.columns().into_iter().collect::<Vec<_>>())?;
         }
-        for _ in 0..COMMIT_ATTEMPTS {
+        for attempt in 0..COMMIT_ATTEMPTS {
             self.refresh()?;
             let change = Change::new(&self.metadata);
             let parent = self.metadata.current_snapshot().cloned();
@@ -721,13 +739,15 @@ impl Table {
             }
             replaced.sort_by(|a, b| a.file_path.cmp(&b.file_path));
             replaced.dedup_by(|a, b| a.file_path == b.file_path);
-            let committed = self.commit_row_delta(&change, parent.as_ref(), &removed, &replaced, &added)?;
+            let delta = RowDelta { operation: "delete", removed: &removed, replaced: &replaced, added_deletes: &added, added: &[] };
+            let committed = self.commit_row_delta(&change, parent.as_ref(), &delta)?;
             if committed {
                 return Ok((Some(change.snapshot_id), deleted_rows));
             }
             for file in &added {
                 self.storage.delete(self.storage.relative(&file.file_path)?)?;
             }
+            backoff(attempt);
         }
         Err(Error::CommitConflict(format!("gave up deleting from {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
     }
@@ -753,19 +773,13 @@ impl Table {
         Ok(positions)
     }
 
-    /// Commits `change`'s snapshot on top of `parent`: the data files `removed` and the delete
-    /// files `replaced` are listed as deleted (the manifests holding them are rewritten, the others
-    /// carried over), the delete files `added` as added. False when another writer committed first.
-    fn commit_row_delta(
-        &mut self,
-        change: &Change,
-        parent: Option<&Snapshot>,
-        removed: &[DataFile],
-        replaced: &[DataFile],
-        added: &[DataFile],
-    ) -> Result<bool> {
-        let gone: std::collections::HashSet<&str> = removed.iter().chain(replaced).map(|f| f.file_path.as_str()).collect();
+    /// Commits `change`'s snapshot on top of `parent`: `delta`'s removed data files and replaced
+    /// delete files are listed as deleted (the manifests holding them are rewritten, the others
+    /// carried over), its added files as added. False when another writer committed first.
+    fn commit_row_delta(&mut self, change: &Change, parent: Option<&Snapshot>, delta: &RowDelta) -> Result<bool> {
+        let gone: std::collections::HashSet<&str> = delta.removed.iter().chain(delta.replaced).map(|f| f.file_path.as_str()).collect();
         let mut manifests = Vec::new();
+        let mut written = Vec::new();
         for manifest in match parent {
             Some(p) => self.manifests(p)?,
             None => Vec::new(),
@@ -783,28 +797,121 @@ impl Table {
                     false => ManifestEntry { status: STATUS_EXISTING, ..e },
                 })
                 .collect();
-            manifests.push(self.put_manifest(&kept, manifest.content, change.snapshot_id, change.sequence_number)?);
+            written.push(self.put_manifest(&kept, manifest.content, change.snapshot_id, change.sequence_number)?);
         }
-        if !added.is_empty() {
-            let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-            manifests.push(self.put_manifest(&entries, 1, change.snapshot_id, change.sequence_number)?);
+        for (content, files) in [(0, delta.added), (1, delta.added_deletes)] {
+            if !files.is_empty() {
+                let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
+                written.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
+            }
         }
+        manifests.extend(written.iter().cloned());
         let rows = |files: &[DataFile]| files.iter().map(|f| f.record_count).sum::<i64>();
         let summary = BTreeMap::from([
-            ("deleted-data-files".to_owned(), removed.len().to_string()),
-            ("deleted-records".to_owned(), rows(removed).to_string()),
-            ("added-delete-files".to_owned(), added.len().to_string()),
-            ("added-position-delete-files".to_owned(), added.len().to_string()),
-            ("added-position-deletes".to_owned(), rows(added).to_string()),
-            ("removed-delete-files".to_owned(), replaced.len().to_string()),
-            ("removed-position-deletes".to_owned(), rows(replaced).to_string()),
+            ("added-data-files".to_owned(), delta.added.len().to_string()),
+            ("added-records".to_owned(), rows(delta.added).to_string()),
+            ("deleted-data-files".to_owned(), delta.removed.len().to_string()),
+            ("deleted-records".to_owned(), rows(delta.removed).to_string()),
+            ("added-delete-files".to_owned(), delta.added_deletes.len().to_string()),
+            ("added-position-delete-files".to_owned(), delta.added_deletes.len().to_string()),
+            ("added-position-deletes".to_owned(), rows(delta.added_deletes).to_string()),
+            ("removed-delete-files".to_owned(), delta.replaced.len().to_string()),
+            ("removed-position-deletes".to_owned(), rows(delta.replaced).to_string()),
         ]);
         let mut totals = Totals::of(parent);
-        totals.records -= rows(removed);
-        totals.data_files -= removed.len() as i64;
-        totals.delete_files += added.len() as i64 - replaced.len() as i64;
-        totals.position_deletes += rows(added) - rows(replaced);
-        self.commit_manifests(change, "delete", manifests, summary, totals)
+        totals.records += rows(delta.added) - rows(delta.removed);
+        totals.data_files += delta.added.len() as i64 - delta.removed.len() as i64;
+        totals.delete_files += delta.added_deletes.len() as i64 - delta.replaced.len() as i64;
+        totals.position_deletes += rows(delta.added_deletes) - rows(delta.replaced);
+        let committed = self.commit_manifests(change, delta.operation, manifests, summary, totals)?;
+        if !committed {
+            self.discard(&written)?;
+        }
+        Ok(committed)
+    }
+
+    /// Compaction: rewrites the live rows of the current snapshot's files that have deleted rows,
+    /// and of its small files (fewer than `target_rows` rows, when there are two or more), into new
+    /// files of up to `target_rows` rows (with their vector sidecars and graphs), committed as one
+    /// "replace" snapshot: every read answers as before, from fewer files and without delete files.
+    /// None when no file needs it. A concurrent change to a file being rewritten fails the commit
+    /// (`CommitConflict`) and removes what was written; other concurrent commits are kept.
+    pub fn rewrite_data_files(&mut self, target_rows: usize) -> Result<Option<Rewrite>> {
+        if target_rows == 0 {
+            return Err(Error::invalid("target rows per file must be positive"));
+        }
+        self.refresh()?;
+        let parent = self.metadata.current_snapshot().cloned();
+        let files = self.data_files(parent.as_ref())?;
+        let small = files.iter().filter(|f| f.deletes.is_empty() && (f.record_count as usize) < target_rows).count();
+        let chosen: Vec<DataFile> = files
+            .into_iter()
+            .filter(|f| !f.deletes.is_empty() || (small >= 2 && (f.record_count as usize) < target_rows))
+            .collect();
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        let mut replaced: Vec<DataFile> = chosen.iter().flat_map(|f| f.deletes.iter().cloned()).collect();
+        replaced.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+        replaced.dedup_by(|a, b| a.file_path == b.file_path);
+        let mut rows = self.scan_files(chosen.clone(), None, 64 * 1024)?;
+        let schema = rows.schema();
+        let mut written = Vec::new();
+        let mut leftover = None;
+        loop {
+            let chunk = Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
+            match self.write_data_file(chunk) {
+                Ok(file) => written.push(file),
+                Err(Error::InvalidArgument(m)) if m.starts_with("nothing to append") => break,
+                Err(e) => {
+                    self.delete_files(&written)?;
+                    return Err(e);
+                }
+            }
+        }
+        let delta = RowDelta { operation: "replace", removed: &chosen, replaced: &replaced, added_deletes: &[], added: &written };
+        for _ in 0..COMMIT_ATTEMPTS {
+            let change = Change::new(&self.metadata);
+            let parent = self.metadata.current_snapshot().cloned();
+            if self.commit_row_delta(&change, parent.as_ref(), &delta)? {
+                return Ok(Some(Rewrite { snapshot_id: change.snapshot_id, rewritten: chosen.len(), written: written.len() }));
+            }
+            self.refresh()?;
+            // Rebase only while every rewritten file is live as it was read (same delete files).
+            let live = self.data_files(self.metadata.current_snapshot())?;
+            let unchanged = chosen.iter().all(|c| {
+                live.iter().any(|l| l.file_path == c.file_path && l.deletes.iter().map(|d| &d.file_path).eq(c.deletes.iter().map(|d| &d.file_path)))
+            });
+            if !unchanged {
+                self.delete_files(&written)?;
+                return Err(Error::CommitConflict(format!(
+                    "another writer changed files of {} while they were being rewritten; nothing was committed",
+                    self.location()
+                )));
+            }
+        }
+        self.delete_files(&written)?;
+        Err(Error::CommitConflict(format!("gave up rewriting files of {} after {COMMIT_ATTEMPTS} lost races", self.location())))
+    }
+
+    /// Makes an earlier snapshot of the table's history current again (an ancestor of the current
+    /// one): reads see its rows; the snapshots after it stay for time travel until they expire.
+    pub fn rollback_to(&mut self, snapshot_id: i64) -> Result<()> {
+        self.commit_metadata(|next| {
+            next.snapshot(snapshot_id)?;
+            let mut at = next.current_snapshot_id;
+            while let Some(id) = at {
+                if id == snapshot_id {
+                    break;
+                }
+                at = next.snapshot(id).ok().and_then(|s| s.parent_snapshot_id);
+            }
+            if at.is_none() {
+                return Err(Error::invalid(format!("snapshot {snapshot_id} is not an ancestor of the current snapshot")));
+            }
+            next.set_current_snapshot(snapshot_id, now_ms().max(next.last_updated_ms + 1));
+            Ok(())
+        })
     }
 
     /// The snapshot a read sees: `snapshot_id`, the one current at `as_of_ms`, or the current one.
@@ -1139,6 +1246,14 @@ fn set_properties(metadata: &mut TableMetadata, changes: &[(String, Option<Strin
     }
 }
 
+/// A short random wait after the `attempt`-th lost commit race (up to 2^attempt ms, at most 16),
+/// so that writers racing in step fall out of step.
+fn backoff(attempt: usize) {
+    let cap = 1u64 << attempt.min(4);
+    let jitter = uuid::Uuid::new_v4().as_u64_pair().0 % (cap * 1000);
+    std::thread::sleep(std::time::Duration::from_micros(jitter));
+}
+
 /// The identity of a snapshot being committed: its id and sequence number.
 struct Change {
     snapshot_id: i64,
@@ -1153,6 +1268,17 @@ impl Change {
         }
     }
 
+    /// Moves the change on top of `metadata`'s latest commit (a retry keeps the snapshot id).
+    fn rebase(&mut self, metadata: &TableMetadata) {
+        self.sequence_number = metadata.last_sequence_number + 1;
+    }
+
+    /// A manifest written for this change, as its list records it at the current sequence number
+    /// (its added entries inherit that number).
+    fn sequenced(&self, manifest: &ManifestFile) -> ManifestFile {
+        ManifestFile { sequence_number: self.sequence_number, min_sequence_number: self.sequence_number, ..manifest.clone() }
+    }
+
     /// A manifest entry of this snapshot's (its sequence numbers inherited from the manifest).
     fn entry(&self, status: i32, file: &DataFile) -> ManifestEntry {
         ManifestEntry {
@@ -1162,6 +1288,65 @@ impl Change {
             file_sequence_number: None,
             data_file: DataFile { deletes: Vec::new(), ..file.clone() },
         }
+    }
+}
+
+/// What a snapshot changes in the files of its parent: data files `removed` and `added`, delete
+/// files `replaced` and `added_deletes`.
+struct RowDelta<'a> {
+    operation: &'a str,
+    removed: &'a [DataFile],
+    replaced: &'a [DataFile],
+    added_deletes: &'a [DataFile],
+    added: &'a [DataFile],
+}
+
+/// What [`Table::rewrite_data_files`] committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rewrite {
+    pub snapshot_id: i64,
+    /// Data files rewritten (they left the table with their delete files).
+    pub rewritten: usize,
+    /// Data files written in their place.
+    pub written: usize,
+}
+
+/// At most `remaining` rows of a stream, the rest of a batch kept for the next chunk.
+struct Chunk<'a> {
+    source: &'a mut BatchStream,
+    leftover: &'a mut Option<RecordBatch>,
+    remaining: usize,
+    schema: SchemaRef,
+}
+
+impl Iterator for Chunk<'_> {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let batch = match self.leftover.take() {
+            Some(batch) => batch,
+            None => match self.source.next()? {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if batch.num_rows() > self.remaining {
+            *self.leftover = Some(batch.slice(self.remaining, batch.num_rows() - self.remaining));
+            let head = batch.slice(0, self.remaining);
+            self.remaining = 0;
+            return Some(Ok(head));
+        }
+        self.remaining -= batch.num_rows();
+        Some(Ok(batch))
+    }
+}
+
+impl RecordBatchReader for Chunk<'_> {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
     }
 }
 
@@ -2065,6 +2250,76 @@ mod tests {
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {
         ids(table, table.metadata().snapshot(snapshot.unwrap()).ok())
+    }
+
+    #[test]
+    fn compaction_rewrites_small_and_deleted_from_files_and_every_read_answers_as_before() {
+        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 8, ef_construction: 40 }).unwrap();
+        for start in (0..250).step_by(50) {
+            table.append(reader(vec![batch(start..start + 50)])).unwrap();
+        }
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"or","args":[{"op":"lt","column":"id","value":20},{"op":"in","column":"id","values":[60,61,130]}]}"#).unwrap())).unwrap();
+        let model: Vec<i64> = (20..250).filter(|i| ![60, 61, 130].contains(i)).collect();
+        let before = table.metadata().current_snapshot_id;
+        let search = |t: &Table| {
+            let files = t.data_files(t.metadata().current_snapshot()).unwrap();
+            let query = VectorSearch::new("embedding", vec![100.3, 0.5, -90.0], Metric::L2, 12);
+            let found = t.search(files, Some(&["id".to_owned()]), None, &query, 64).unwrap();
+            found.column(0).as_primitive::<Int64Type>().values().to_vec()
+        };
+        let mut reference: Vec<(f64, i64)> =
+            model.iter().map(|&i| (reference_distance(Metric::L2, &[100.3, 0.5, -90.0], &[i as f32, 0.5, -(i as f32)]), i)).collect();
+        reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+        let exact: Vec<i64> = reference.iter().take(12).map(|r| r.1).collect();
+        assert_eq!(search(&table), exact);
+
+        // Files of 60 rows at most: the five files (three with deletes) become four.
+        let rewrite = table.rewrite_data_files(60).unwrap().unwrap();
+        assert_eq!((rewrite.rewritten, rewrite.written), (5, 4));
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert_eq!(files.iter().map(|f| f.record_count).collect::<Vec<_>>(), vec![60, 60, 60, 47]);
+        assert!(files.iter().all(|f| f.deletes.is_empty()));
+        let summary = &table.metadata().current_snapshot().unwrap().summary;
+        assert_eq!((summary["operation"].as_str(), summary["total-delete-files"].as_str(), summary["total-records"].as_str()), ("replace", "0", "227"));
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
+        assert_eq!(search(&table), exact, "the new files carry sidecars and graphs");
+        assert!(files.iter().all(|f| table.storage.exists(&hnsw_path(table.storage.relative(&f.file_path).unwrap(), 3)).unwrap()));
+        assert_eq!(ids(&table, table.metadata().snapshot(before.unwrap()).ok()), model, "time travel reads the old files");
+        // Nothing is small or deleted from any more; an orphan sweep finds nothing.
+        assert_eq!(table.rewrite_data_files(60).unwrap(), None);
+        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty());
+        // Into one file; a reopened table reads the same.
+        assert_eq!(table.rewrite_data_files(1000).unwrap().map(|r| (r.rewritten, r.written)), Some((4, 1)));
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model);
+        assert!(matches!(table.rewrite_data_files(0), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn rollback_makes_an_ancestor_current_and_keeps_the_later_snapshots_for_time_travel() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let first = table.append(reader(vec![batch(0..10)])).unwrap();
+        let second = table.append(reader(vec![batch(10..20)])).unwrap();
+        let third = table.append(reader(vec![batch(20..30)])).unwrap();
+        table.rollback_to(first).unwrap();
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), (0..10).collect::<Vec<_>>());
+        assert_eq!(ids(&reopened, reopened.metadata().snapshot(third).ok()), (0..30).collect::<Vec<_>>());
+        // The next commit builds on the snapshot rolled back to.
+        let fourth = table.append(reader(vec![batch(100..105)])).unwrap();
+        assert_eq!(table.metadata().snapshot(fourth).unwrap().parent_snapshot_id, Some(first));
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..10).chain(100..105).collect::<Vec<_>>());
+        // Only ancestors: the abandoned line, and unknown snapshots, are refused by name.
+        assert!(matches!(table.rollback_to(second), Err(Error::InvalidArgument(m)) if m.contains("ancestor")));
+        assert!(matches!(table.rollback_to(42), Err(Error::NotFound(m)) if m.contains("42")));
+        let now = now_ms();
+        assert_eq!(table.snapshot(None, Some(now)).unwrap().map(|s| s.snapshot_id), Some(fourth));
     }
 
     #[test]

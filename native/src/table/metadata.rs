@@ -227,19 +227,18 @@ impl TableMetadata {
         self.snapshot(entry.snapshot_id)
     }
 
+    /// Makes an existing snapshot current (of the `main` branch) as of `timestamp_ms` (a rollback).
+    pub fn set_current_snapshot(&mut self, snapshot_id: i64, timestamp_ms: i64) {
+        self.last_updated_ms = timestamp_ms;
+        self.current_snapshot_id = Some(snapshot_id);
+        self.snapshot_log.push(SnapshotLogEntry { timestamp_ms, snapshot_id });
+        self.refs.insert("main".to_owned(), SnapshotRef { snapshot_id, ref_type: "branch".to_owned() });
+    }
+
     /// Records `snapshot` as the new current snapshot (of the `main` branch).
     pub fn add_snapshot(&mut self, snapshot: Snapshot) {
         self.last_sequence_number = snapshot.sequence_number;
-        self.last_updated_ms = snapshot.timestamp_ms;
-        self.current_snapshot_id = Some(snapshot.snapshot_id);
-        self.snapshot_log.push(SnapshotLogEntry {
-            timestamp_ms: snapshot.timestamp_ms,
-            snapshot_id: snapshot.snapshot_id,
-        });
-        self.refs.insert(
-            "main".to_owned(),
-            SnapshotRef { snapshot_id: snapshot.snapshot_id, ref_type: "branch".to_owned() },
-        );
+        self.set_current_snapshot(snapshot.snapshot_id, snapshot.timestamp_ms);
         self.snapshots.push(snapshot);
     }
 }
