@@ -627,6 +627,40 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteWhereNative<'l>
     })
 }
 
+/// Compacts the table's small files and files with deleted rows into files of up to
+/// `target_rows` rows; returns `[snapshot id or -1, files rewritten, files written]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rewriteDataFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    target_rows: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let target = usize::try_from(target_rows)
+            .map_err(|_| Error::invalid(format!("target rows per file must be positive, got {target_rows}")))?;
+        let done = lock(&cell).rewrite_data_files(target)?;
+        let out = done.map_or([-1, 0, 0], |r| [r.snapshot_id, r.rewritten as jlong, r.written as jlong]);
+        long_array(env, &out)
+    })
+}
+
+/// Makes an ancestor snapshot current again.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rollbackToNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        lock(&cell).rollback_to(snapshot_id)?;
+        Ok(())
+    })
+}
+
 /// Adds the one field of the exported schema at `schema_address` as a new column.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_addColumnNative<'l>(

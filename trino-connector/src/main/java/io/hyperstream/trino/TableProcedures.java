@@ -30,7 +30,11 @@ import java.util.Set;
  * given hours (default 72: a writer still writing keeps its files until it commits), and
  * {@code CALL <catalog>.system.expire_snapshots('schema', 'table', 168, 1)} expires the snapshots
  * older than the given hours (default 168) but the last {@code retain_last} (default 1), deleting
- * the files only they referenced.
+ * the files only they referenced, and
+ * {@code CALL <catalog>.system.rewrite_data_files('schema', 'table', 1048576)} compacts the small
+ * files and the files with deleted rows into files of up to that many rows (one "replace"
+ * snapshot), and {@code CALL <catalog>.system.rollback_to_snapshot('schema', 'table', id)} makes an
+ * earlier snapshot current again.
  */
 final class TableProcedures {
     private final HyperStreamConfig config;
@@ -59,7 +63,17 @@ final class TableProcedures {
             List<Argument> expireArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 168.0),
                     new Argument("RETAIN_LAST", io.trino.spi.type.BigintType.BIGINT, false, 1L));
+            MethodHandle rewrite = lookup.findVirtual(TableProcedures.class, "rewriteDataFiles",
+                    MethodType.methodType(void.class, String.class, String.class, Long.class)).bindTo(this);
+            List<Argument> rewriteArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
+                    new Argument("TARGET_ROWS", io.trino.spi.type.BigintType.BIGINT, false, 1_048_576L));
+            MethodHandle rollback = lookup.findVirtual(TableProcedures.class, "rollbackToSnapshot",
+                    MethodType.methodType(void.class, String.class, String.class, Long.class)).bindTo(this);
+            List<Argument> rollbackArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
+                    new Argument("SNAPSHOT_ID", io.trino.spi.type.BigintType.BIGINT));
             return Set.of(new Procedure("system", "expire_snapshots", expireArguments, expire),
+                    new Procedure("system", "rewrite_data_files", rewriteArguments, rewrite),
+                    new Procedure("system", "rollback_to_snapshot", rollbackArguments, rollback),
                     new Procedure("system", "create_vector_index", withDefinition, create),
                     new Procedure("system", "drop_vector_index", table, drop),
                     new Procedure("system", "remove_orphan_files", orphanArguments, orphans));
@@ -90,7 +104,7 @@ final class TableProcedures {
         if (olderThanHours == null || olderThanHours < 0) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more, got " + olderThanHours);
         }
-        String location = location(schema, table, "");
+        String location = location(schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(location, Map.of())) {
@@ -104,7 +118,7 @@ final class TableProcedures {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
                     + "at least 1, got " + olderThanHours + " and " + retainLast);
         }
-        String location = location(schema, table, "");
+        String location = location(schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(location, Map.of())) {
@@ -113,9 +127,41 @@ final class TableProcedures {
         });
     }
 
+    public void rewriteDataFiles(String schema, String table, Long targetRows) {
+        if (targetRows == null || targetRows < 1) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "target_rows must be positive, got " + targetRows);
+        }
+        String location = location(schema, table);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                return stored.rewriteDataFiles(targetRows);
+            }
+        });
+    }
+
+    public void rollbackToSnapshot(String schema, String table, Long snapshotId) {
+        if (snapshotId == null) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "snapshot_id is required");
+        }
+        String location = location(schema, table);
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+                stored.rollbackTo(snapshotId);
+                return null;
+            }
+        });
+    }
+
     private String location(String schema, String table, String column) {
-        if (schema == null || table == null || column == null) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name, table_name and column_name are required");
+        if (column == null) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column_name is required");
+        }
+        return location(schema, table);
+    }
+
+    private String location(String schema, String table) {
+        if (schema == null || table == null) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name and table_name are required");
         }
         SchemaTableName name = new SchemaTableName(schema, table);
         Path root = config.root().orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,

@@ -211,6 +211,41 @@ class TestStoredTables {
     }
 
     @Test
+    void maintenanceProceduresCompactAndRollBack() {
+        runner.execute("CREATE SCHEMA maint");
+        runner.execute("CREATE TABLE maint.t (id bigint NOT NULL, name varchar)");
+        for (int i = 0; i < 4; i++) {
+            runner.execute("INSERT INTO maint.t SELECT x + " + (i * 100) + ", 'n' || CAST(x AS varchar) FROM UNNEST(sequence(0, 99)) AS u(x)");
+        }
+        long beforeDelete = (long) runner.execute(
+                "SELECT snapshot_id FROM maint.\"t$snapshots\" ORDER BY sequence_number DESC LIMIT 1").getOnlyValue();
+        runner.execute("DELETE FROM maint.t WHERE id BETWEEN 150 AND 249");
+        String totals = "SELECT count(*), sum(id), count(DISTINCT name) FROM maint.t";
+        MaterializedRow expected = runner.execute(totals).getMaterializedRows().get(0);
+        assertEquals(300L, expected.getField(0));
+        String location = root.resolve("maint").resolve("t").toString();
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertTrue(table.dataFiles(-1, -1).length >= 3);
+        }
+        runner.execute("CALL lake.system.rewrite_data_files('maint', 't')");
+        assertEquals(expected, runner.execute(totals).getMaterializedRows().get(0));
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            String[] files = table.dataFiles(-1, -1);
+            assertEquals(1, files.length);
+            assertTrue(!files[0].contains("\"deletes\""), "the delete files left with the rows they deleted");
+        }
+        // Back to before the delete: its rows are read again, and the later snapshots stay.
+        runner.execute("CALL lake.system.rollback_to_snapshot('maint', 't', " + beforeDelete + ")");
+        assertEquals(400L, runner.execute("SELECT count(*) FROM maint.t").getOnlyValue());
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("CALL lake.system.rollback_to_snapshot('maint', 't', 42)"));
+        assertTrue(e.getMessage().contains("snapshot 42 does not exist"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("CALL lake.system.rewrite_data_files('maint', 't', 0)"));
+        assertTrue(e.getMessage().contains("target_rows must be positive"), e.getMessage());
+        runner.execute("DROP SCHEMA maint CASCADE");
+    }
+
+    @Test
     void trinoCreatesFillsCopiesAndDropsTables() {
         runner.execute("CREATE SCHEMA made");
         assertTrue(Files.isDirectory(root.resolve("made")));

@@ -116,6 +116,24 @@ public final class NativeTable extends NativeHandle {
         run(h -> renameColumnNative(h, column, newName));
     }
 
+    /** What a {@link #rewriteDataFiles} committed: its snapshot (-1 when no file needed it) and files. */
+    public record Rewrite(long snapshotId, long filesRewritten, long filesWritten) {}
+
+    /**
+     * Compaction: rewrites the live rows of the files with deleted rows, and of the small files
+     * (fewer than {@code targetRows} rows, two or more of them), into files of up to
+     * {@code targetRows} rows, as one "replace" snapshot: every read answers as before.
+     */
+    public Rewrite rewriteDataFiles(long targetRows) {
+        long[] result = call(h -> rewriteDataFilesNative(h, targetRows));
+        return new Rewrite(result[0], result[1], result[2]);
+    }
+
+    /** Makes an earlier snapshot (an ancestor of the current one) current again; later ones stay for time travel. */
+    public void rollbackTo(long snapshotId) {
+        run(h -> rollbackToNative(h, snapshotId));
+    }
+
     /** What a {@link #deleteWhere} committed: its snapshot (-1 when no row matched) and rows deleted. */
     public record DeleteResult(long snapshotId, long deletedRows) {}
 
@@ -307,6 +325,10 @@ public final class NativeTable extends NativeHandle {
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
     private static native long[] deleteWhereNative(long handle, String filter);
+
+    private static native long[] rewriteDataFilesNative(long handle, long targetRows);
+
+    private static native void rollbackToNative(long handle, long snapshotId);
 
     private static native void addColumnNative(long handle, long schemaAddress);
 
