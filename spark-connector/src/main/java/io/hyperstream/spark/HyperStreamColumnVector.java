@@ -3,14 +3,17 @@ package io.hyperstream.spark;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.spark.sql.types.Decimal;
@@ -83,12 +86,14 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public int getInt(int rowId) {
-        return ((IntVector) vector).get(rowId);
+        // Spark holds a date as its day number.
+        return vector instanceof DateDayVector days ? days.get(rowId) : ((IntVector) vector).get(rowId);
     }
 
     @Override
     public long getLong(int rowId) {
-        return ((BigIntVector) vector).get(rowId);
+        // Spark holds a timestamp as microseconds since the epoch, as Iceberg does.
+        return vector instanceof TimeStampVector micros ? micros.get(rowId) : ((BigIntVector) vector).get(rowId);
     }
 
     @Override
@@ -139,7 +144,7 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public byte[] getBinary(int rowId) {
-        throw new UnsupportedOperationException("binary columns are not supported yet");
+        return vector.isNull(rowId) ? null : ((VarBinaryVector) vector).get(rowId);
     }
 
     @Override

@@ -3,13 +3,16 @@ package io.hyperstream.spark;
 import java.math.BigDecimal;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
@@ -63,6 +66,12 @@ final class SparkArrowWriter {
             v.setSafe(at, type == DataTypes.FloatType ? from.getFloat(ordinal) : from.getDouble(ordinal));
         } else if (vector instanceof VarCharVector v) {
             v.setSafe(at, from.getUTF8String(ordinal).getBytes());
+        } else if (vector instanceof DateDayVector v) {
+            v.setSafe(at, from.getInt(ordinal));
+        } else if (vector instanceof TimeStampVector v) {
+            v.setSafe(at, from.getLong(ordinal));
+        } else if (vector instanceof VarBinaryVector v) {
+            v.setSafe(at, from.getBinary(ordinal));
         } else if (vector instanceof DecimalVector v && type instanceof DecimalType decimal) {
             BigDecimal value = from.getDecimal(ordinal, decimal.precision(), decimal.scale()).toJavaBigDecimal();
             v.setSafe(at, value);

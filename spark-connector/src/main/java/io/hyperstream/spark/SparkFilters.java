@@ -10,6 +10,9 @@ import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
@@ -17,6 +20,8 @@ import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -146,7 +151,9 @@ final class SparkFilters {
 
     private static boolean isSupported(DataType type) {
         return type instanceof LongType || type instanceof IntegerType || type instanceof DoubleType
-                || type instanceof FloatType || type instanceof StringType || type instanceof BooleanType;
+                || type instanceof FloatType || type instanceof StringType || type instanceof BooleanType
+                || type instanceof DateType || type instanceof TimestampType || type instanceof TimestampNTZType
+                || type instanceof DecimalType;
     }
 
     /** A non-null literal of a supported type as a filter value. */
@@ -161,6 +168,12 @@ final class SparkFilters {
         if (value instanceof Float f) {
             return (double) f;
         }
-        return value;
+        if (literal.dataType() instanceof DateType) {
+            return java.time.LocalDate.ofEpochDay((Integer) value).toString(); // the native side parses ISO dates
+        }
+        if (value instanceof Decimal decimal) {
+            return decimal.toJavaBigDecimal().toPlainString(); // exact, where a double would round
+        }
+        return value; // timestamps: microseconds since the epoch, as the column holds them
     }
 }

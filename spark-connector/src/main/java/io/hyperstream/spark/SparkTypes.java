@@ -3,7 +3,9 @@ package io.hyperstream.spark;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
@@ -11,6 +13,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -75,6 +78,21 @@ final class SparkTypes {
         if (type == DataTypes.StringType) {
             return ArrowType.Utf8.INSTANCE;
         }
+        if (type instanceof DecimalType decimal) {
+            return new ArrowType.Decimal(decimal.precision(), decimal.scale(), 128);
+        }
+        if (type == DataTypes.DateType) {
+            return new ArrowType.Date(DateUnit.DAY);
+        }
+        if (type == DataTypes.TimestampType) {
+            return new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC");
+        }
+        if (type == DataTypes.TimestampNTZType) {
+            return new ArrowType.Timestamp(TimeUnit.MICROSECOND, null);
+        }
+        if (type == DataTypes.BinaryType) {
+            return ArrowType.Binary.INSTANCE;
+        }
         throw new UnsupportedOperationException("column '" + field.name() + "' has type " + type.simpleString()
                 + ", which the HyperStream Spark connector cannot write yet");
     }
@@ -100,6 +118,13 @@ final class SparkTypes {
             return DataTypes.createDecimalType(d.getPrecision(), d.getScale());
         } else if (type instanceof ArrowType.Utf8) {
             return DataTypes.StringType;
+        } else if (type instanceof ArrowType.Date d && d.getUnit() == DateUnit.DAY) {
+            return DataTypes.DateType;
+        } else if (type instanceof ArrowType.Timestamp t && t.getUnit() == TimeUnit.MICROSECOND) {
+            // Iceberg's timestamptz (an instant) is Spark's timestamp; its timestamp, Spark's timestamp_ntz.
+            return t.getTimezone() == null ? DataTypes.TimestampNTZType : DataTypes.TimestampType;
+        } else if (type instanceof ArrowType.Binary) {
+            return DataTypes.BinaryType;
         } else if (type instanceof ArrowType.Bool) {
             return DataTypes.BooleanType;
         } else if (type instanceof ArrowType.FixedSizeList) {

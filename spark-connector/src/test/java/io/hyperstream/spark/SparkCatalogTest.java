@@ -152,6 +152,33 @@ class SparkCatalogTest {
         sql("DROP NAMESPACE lake.evolve CASCADE");
     }
 
+    @Test
+    void datesTimestampsDecimalsAndBinaryRoundTripAndFilterNatively() {
+        sql("CREATE NAMESPACE lake.types");
+        sql("CREATE TABLE lake.types.t (id BIGINT NOT NULL, d DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, amount DECIMAL(12,3), "
+                + "big DECIMAL(30,5), raw BINARY) USING hyperstream");
+        String rows = "(1, DATE'2024-01-31', TIMESTAMP'2024-01-31 10:20:30.123456', TIMESTAMP_NTZ'2024-01-31 10:20:30.123456', "
+                + "123.456, 12345678901234567890.12345, X'CAFE'), "
+                + "(2, NULL, NULL, NULL, NULL, NULL, NULL), "
+                + "(3, DATE'1969-12-31', TIMESTAMP'1969-12-31 23:59:59.999999', TIMESTAMP_NTZ'1900-01-01 00:00:00', "
+                + "-0.001, -1.00001, X'')";
+        sql("INSERT INTO lake.types.t VALUES " + rows);
+        sql("CREATE TEMPORARY VIEW types_ref AS SELECT * FROM VALUES " + rows + " AS r(id, d, ts, ntz, amount, big, raw)");
+        String cast = "SELECT id, d, ts, ntz, CAST(amount AS DECIMAL(12,3)) amount, CAST(big AS DECIMAL(30,5)) big, raw FROM types_ref";
+        assertEquals(0L, spark.sql("SELECT * FROM lake.types.t EXCEPT " + cast).count());
+        assertEquals(0L, spark.sql(cast + " EXCEPT SELECT * FROM lake.types.t").count());
+        for (String[] filter : new String[][] {
+                {"d = DATE'2024-01-31'", "1"}, {"d < DATE'2000-01-01'", "3"}, {"ts > TIMESTAMP'2000-01-01 00:00:00'", "1"},
+                {"ntz <= TIMESTAMP_NTZ'1900-01-01 00:00:00'", "3"}, {"amount > 100", "1"}, {"amount < 0", "3"},
+                {"big = 12345678901234567890.12345", "1"}, {"d IS NULL", "2"}}) {
+            String query = "SELECT id FROM lake.types.t WHERE " + filter[0];
+            assertEquals(List.of(Long.parseLong(filter[1])), sql(query).stream().map(r -> r.getLong(0)).toList(), filter[0]);
+            String plan = spark.sql(query).queryExecution().executedPlan().toString();
+            assertFalse(plan.contains("Filter "), "pushed whole, no Filter over the scan: " + plan);
+        }
+        sql("DROP NAMESPACE lake.types CASCADE");
+    }
+
     private static List<Object> values(List<Row> rows) {
         Row row = rows.get(0);
         return List.of(row.getLong(0), row.getLong(1), row.getDouble(2));

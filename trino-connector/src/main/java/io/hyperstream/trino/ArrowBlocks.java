@@ -14,9 +14,15 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Optional;
 import org.apache.arrow.memory.ArrowBuf;
+import io.trino.spi.block.BlockBuilder;
+import io.trino.spi.type.LongTimestampWithTimeZone;
+import io.trino.spi.type.TimeZoneKey;
+import io.trino.spi.type.TimestampWithTimeZoneType;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.BitVectorHelper;
+import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TinyIntVector;
@@ -24,7 +30,10 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 
@@ -39,12 +48,36 @@ final class ArrowBlocks {
 
     static Block toBlock(FieldVector vector) {
         int count = vector.getValueCount();
-        if (vector instanceof BigIntVector || vector instanceof Float8Vector) {
+        if (vector instanceof TimeStampMicroTZVector micros) {
+            // timestamp(6) with time zone is a long Trino type: epoch millis and picoseconds of the milli.
+            BlockBuilder builder = TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS.createBlockBuilder(null, count);
+            for (int i = 0; i < count; i++) {
+                if (micros.isNull(i)) {
+                    builder.appendNull();
+                    continue;
+                }
+                long value = micros.get(i);
+                TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS.writeObject(builder, LongTimestampWithTimeZone.fromEpochMillisAndFraction(
+                        Math.floorDiv(value, 1000), (int) Math.floorMod(value, 1000) * 1_000_000, TimeZoneKey.UTC_KEY));
+            }
+            return builder.build();
+        }
+        if (vector instanceof DecimalVector && ((DecimalVector) vector).getPrecision() <= 18) {
+            // A short decimal: Trino keeps its unscaled value as a long, Arrow's low word (it fits).
+            long[] words = new long[count * 2];
+            littleEndian(vector.getDataBuffer(), (long) count * 16).asLongBuffer().get(words);
+            long[] values = new long[count];
+            for (int i = 0; i < count; i++) {
+                values[i] = words[i * 2];
+            }
+            return new LongArrayBlock(count, validity(vector), values);
+        }
+        if (vector instanceof BigIntVector || vector instanceof Float8Vector || vector instanceof TimeStampMicroVector) {
             long[] values = new long[count];
             littleEndian(vector.getDataBuffer(), (long) count * Long.BYTES).asLongBuffer().get(values);
             return new LongArrayBlock(count, validity(vector), values);
         }
-        if (vector instanceof IntVector || vector instanceof Float4Vector) {
+        if (vector instanceof IntVector || vector instanceof Float4Vector || vector instanceof DateDayVector) {
             int[] values = new int[count];
             littleEndian(vector.getDataBuffer(), (long) count * Integer.BYTES).asIntBuffer().get(values);
             return new IntArrayBlock(count, validity(vector), values);
@@ -78,7 +111,8 @@ final class ArrowBlocks {
             }
             return new ByteArrayBlock(count, validity(vector), values);
         }
-        if (vector instanceof VarCharVector strings) {
+        if (vector instanceof VarCharVector || vector instanceof VarBinaryVector) {
+            BaseVariableWidthVector strings = (BaseVariableWidthVector) vector;
             int[] offsets = new int[count + 1];
             littleEndian(strings.getOffsetBuffer(), (long) (count + 1) * Integer.BYTES).asIntBuffer().get(offsets);
             int base = offsets[0];

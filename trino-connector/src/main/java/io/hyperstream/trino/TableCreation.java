@@ -144,6 +144,21 @@ final class TableCreation {
         if (type instanceof VarcharType) {
             return ArrowType.Utf8.INSTANCE;
         }
+        if (type instanceof io.trino.spi.type.DecimalType decimal) {
+            return new ArrowType.Decimal(decimal.getPrecision(), decimal.getScale(), 128);
+        }
+        if (type instanceof io.trino.spi.type.DateType) {
+            return new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY);
+        }
+        if (type instanceof io.trino.spi.type.TimestampType timestamp && timestamp.getPrecision() <= 6) {
+            return new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MICROSECOND, null);
+        }
+        if (type instanceof io.trino.spi.type.TimestampWithTimeZoneType zoned && zoned.getPrecision() <= 6) {
+            return new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.MICROSECOND, "UTC");
+        }
+        if (type instanceof io.trino.spi.type.VarbinaryType) {
+            return ArrowType.Binary.INSTANCE;
+        }
         if (type instanceof ArrayType) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column.getName() + "' is an array: give it a "
                     + "vector dimension (WITH (dimension = n), or the table property 'vectors')");

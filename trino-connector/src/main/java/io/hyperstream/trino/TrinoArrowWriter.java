@@ -6,21 +6,30 @@ import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
 import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.BooleanType;
+import io.trino.spi.type.DateTimeEncoding;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.DoubleType;
 import io.trino.spi.type.Int128;
+import io.trino.spi.type.LongTimestampWithTimeZone;
 import io.trino.spi.type.RealType;
+import io.trino.spi.type.TimestampType;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.Type;
+import io.trino.spi.type.VarbinaryType;
 import io.trino.spi.type.VarcharType;
 import java.math.BigDecimal;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampMicroVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 
@@ -67,9 +76,22 @@ final class TrinoArrowWriter {
             v.setSafe(at, VarcharType.VARCHAR.getSlice(block, position).getBytes());
         } else if (vector instanceof DecimalVector v) {
             DecimalType decimal = (DecimalType) type;
-            BigDecimal value = decimal.isShort() ? BigDecimal.valueOf(decimal.getLong(block, position))
-                    : new BigDecimal(((Int128) decimal.getObject(block, position)).toBigInteger());
-            v.setSafe(at, value);
+            BigDecimal value = decimal.isShort() ? BigDecimal.valueOf(decimal.getLong(block, position), decimal.getScale())
+                    : new BigDecimal(((Int128) decimal.getObject(block, position)).toBigInteger(), decimal.getScale());
+            v.setSafe(at, value.setScale(v.getScale(), java.math.RoundingMode.UNNECESSARY));
+        } else if (vector instanceof DateDayVector v) {
+            v.setSafe(at, Math.toIntExact(type.getLong(block, position)));
+        } else if (vector instanceof TimeStampMicroVector v && type instanceof TimestampType timestamp && timestamp.isShort()) {
+            v.setSafe(at, timestamp.getLong(block, position));
+        } else if (vector instanceof TimeStampMicroTZVector v && type instanceof TimestampWithTimeZoneType zoned) {
+            if (zoned.isShort()) {
+                v.setSafe(at, DateTimeEncoding.unpackMillisUtc(zoned.getLong(block, position)) * 1000);
+            } else {
+                LongTimestampWithTimeZone value = (LongTimestampWithTimeZone) zoned.getObject(block, position);
+                v.setSafe(at, value.getEpochMillis() * 1000 + value.getPicosOfMilli() / 1_000_000);
+            }
+        } else if (vector instanceof VarBinaryVector v) {
+            v.setSafe(at, VarbinaryType.VARBINARY.getSlice(block, position).getBytes());
         } else {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "cannot write " + type + " into " + vector.getField());
         }

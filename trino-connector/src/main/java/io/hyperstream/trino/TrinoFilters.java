@@ -8,9 +8,12 @@ import io.trino.spi.predicate.SortedRangeSet;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.type.BigintType;
 import io.trino.spi.type.BooleanType;
+import io.trino.spi.type.DateType;
+import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.DoubleType;
 import io.trino.spi.type.IntegerType;
 import io.trino.spi.type.RealType;
+import io.trino.spi.type.TimestampType;
 import io.trino.spi.type.Type;
 import io.trino.spi.type.VarcharType;
 import java.util.ArrayList;
@@ -37,7 +40,9 @@ final class TrinoFilters {
 
     private static boolean isSupportedType(Type type) {
         return type instanceof BigintType || type instanceof IntegerType || type instanceof DoubleType
-                || type instanceof RealType || type instanceof VarcharType || type instanceof BooleanType;
+                || type instanceof RealType || type instanceof VarcharType || type instanceof BooleanType
+                || type instanceof DateType || type instanceof DecimalType
+                || (type instanceof TimestampType timestamp && timestamp.isShort());
     }
 
     /** The filter for {@code constraint}, or null when it passes every row. */
@@ -103,6 +108,15 @@ final class TrinoFilters {
         if (value instanceof Slice slice) {
             return slice.toStringUtf8();
         }
-        return value;
+        if (type instanceof DateType) {
+            return java.time.LocalDate.ofEpochDay((Long) value).toString(); // the native side parses ISO dates
+        }
+        if (type instanceof DecimalType decimal) {
+            // Exact, as a string: a double would round.
+            java.math.BigDecimal exact = decimal.isShort() ? java.math.BigDecimal.valueOf((Long) value, decimal.getScale())
+                    : new java.math.BigDecimal(((io.trino.spi.type.Int128) value).toBigInteger(), decimal.getScale());
+            return exact.toPlainString();
+        }
+        return value; // a short timestamp: microseconds, as the column holds them
     }
 }

@@ -3,15 +3,21 @@ package io.hyperstream.trino;
 import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.BigintType;
 import io.trino.spi.type.BooleanType;
+import io.trino.spi.type.DateType;
 import io.trino.spi.type.DecimalType;
 import io.trino.spi.type.DoubleType;
 import io.trino.spi.type.SmallintType;
 import io.trino.spi.type.TinyintType;
 import io.trino.spi.type.IntegerType;
 import io.trino.spi.type.RealType;
+import io.trino.spi.type.TimestampType;
+import io.trino.spi.type.TimestampWithTimeZoneType;
 import io.trino.spi.type.Type;
+import io.trino.spi.type.VarbinaryType;
 import io.trino.spi.type.VarcharType;
+import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
@@ -33,9 +39,18 @@ final class TrinoTypes {
         if (type instanceof ArrowType.Int i && i.getIsSigned() && i.getBitWidth() == 8) {
             return TinyintType.TINYINT;
         }
-        if (type instanceof ArrowType.Decimal d && d.getPrecision() > 18) {
-            // Decimals reach Trino as 128-bit values (see ArrowBlocks), so only long decimals.
+        if (type instanceof ArrowType.Decimal d) {
             return DecimalType.createDecimalType(d.getPrecision(), d.getScale());
+        }
+        if (type instanceof ArrowType.Date d && d.getUnit() == DateUnit.DAY) {
+            return DateType.DATE;
+        }
+        if (type instanceof ArrowType.Timestamp t && t.getUnit() == TimeUnit.MICROSECOND) {
+            // Iceberg's timestamptz (an instant) and timestamp (a local date-time), both in microseconds.
+            return t.getTimezone() == null ? TimestampType.TIMESTAMP_MICROS : TimestampWithTimeZoneType.TIMESTAMP_TZ_MICROS;
+        }
+        if (type instanceof ArrowType.Binary) {
+            return VarbinaryType.VARBINARY;
         }
         if (type instanceof ArrowType.FloatingPoint f && f.getPrecision() == FloatingPointPrecision.DOUBLE) {
             return DoubleType.DOUBLE;

@@ -246,6 +246,32 @@ class TestStoredTables {
     }
 
     @Test
+    void datesTimestampsDecimalsAndVarbinaryRoundTripAndFilter() {
+        runner.execute("CREATE SCHEMA types");
+        runner.execute("CREATE TABLE types.t (id bigint NOT NULL, d date, ts timestamp(6), tz timestamp(6) with time zone, "
+                + "amount decimal(12,3), big decimal(30,5), raw varbinary)");
+        String rows = "(1, DATE '2024-01-31', TIMESTAMP '2024-01-31 10:20:30.123456', TIMESTAMP '2024-01-31 10:20:30.123456 UTC', "
+                + "DECIMAL '123.456', DECIMAL '12345678901234567890.12345', X'CAFE'), "
+                + "(2, NULL, NULL, NULL, NULL, NULL, NULL), "
+                + "(3, DATE '1969-12-31', TIMESTAMP '1969-12-31 23:59:59.999999', TIMESTAMP '1969-12-31 23:59:59.999999 UTC', "
+                + "DECIMAL '-0.001', DECIMAL '-1.00001', X'')";
+        runner.execute("INSERT INTO types.t VALUES " + rows);
+        String reference = "SELECT * FROM (VALUES " + rows + ") AS r(id, d, ts, tz, amount, big, raw)";
+        assertEquals(0L, runner.execute("SELECT count(*) FROM (SELECT * FROM types.t EXCEPT " + reference + ")").getOnlyValue());
+        assertEquals(0L, runner.execute("SELECT count(*) FROM (" + reference + " EXCEPT SELECT * FROM types.t)").getOnlyValue());
+        for (String[] filter : new String[][] {
+                {"d = DATE '2024-01-31'", "1"}, {"d < DATE '2000-01-01'", "3"}, {"ts > TIMESTAMP '2000-01-01 00:00:00'", "1"},
+                {"amount > 100", "1"}, {"amount < 0", "3"}, {"big = DECIMAL '12345678901234567890.12345'", "1"},
+                {"tz < TIMESTAMP '2000-01-01 00:00:00 UTC'", "3"}, {"raw = X'CAFE'", "1"}}) {
+            assertEquals(List.of(Long.parseLong(filter[1])),
+                    runner.execute("SELECT id FROM types.t WHERE " + filter[0]).getOnlyColumn().toList(), filter[0]);
+        }
+        String plan = (String) runner.execute("EXPLAIN SELECT id FROM types.t WHERE d = DATE '2024-01-31' AND amount > 100").getOnlyValue();
+        assertTrue(plan.contains("filter="), plan);
+        runner.execute("DROP SCHEMA types CASCADE");
+    }
+
+    @Test
     void trinoCreatesFillsCopiesAndDropsTables() {
         runner.execute("CREATE SCHEMA made");
         assertTrue(Files.isDirectory(root.resolve("made")));
