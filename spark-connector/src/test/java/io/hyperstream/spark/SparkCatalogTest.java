@@ -115,7 +115,9 @@ class SparkCatalogTest {
         assertEquals(0L, sql("SELECT count(*) FROM lake.del.t WHERE name = 'n3' OR id = 150").get(0).getLong(0));
         // A condition the native filters cannot evaluate is refused, and nothing changes.
         Exception e = assertThrows(Exception.class, () -> sql("DELETE FROM lake.del.t WHERE id % 7 = 3"));
-        assertTrue(e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("delete"), e.getMessage());
+        // Spark 4 asks canDeleteWhere ("cannot delete from"); 3.5 fails translating it ("cannot translate").
+        String message = e.getMessage().toLowerCase(java.util.Locale.ROOT);
+        assertTrue(message.contains("delete") || message.contains("cannot translate"), e.getMessage());
         assertEquals(expected, values(sql(kept)));
         // The earlier snapshot keeps every row; the second insert's files go whole with their rows.
         assertEquals(4000L, sql("SELECT count(*) FROM lake.del.t VERSION AS OF " + before).get(0).getLong(0));
