@@ -207,21 +207,21 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     }
 
     /**
-     * Takes every domain {@link TrinoFilters} translates exactly; the native scan enforces them, so
-     * Trino keeps only the rest. Nothing is taken once a top-k was pushed (the filter would then
-     * apply after it).
+     * Takes every domain, and every conjunct of the expression, that {@link TrinoFilters} translates
+     * exactly; the native scan enforces them, so Trino keeps only the rest. Nothing is taken once a
+     * top-k was pushed (the filter would then apply after it).
      */
     @Override
     public Optional<ConstraintApplicationResult<ConnectorTableHandle>> applyFilter(ConnectorSession session,
             ConnectorTableHandle table, Constraint constraint) {
-        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.topK() > 0 || constraint.getSummary().isAll()) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.topK() > 0) {
             return Optional.empty();
         }
         if (constraint.getSummary().isNone()) {
             if (handle.constraint().isNone()) {
                 return Optional.empty();
             }
-            return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(TupleDomain.none()),
+            return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(TupleDomain.none(), handle.expression()),
                     TupleDomain.all(), constraint.getExpression(), false));
         }
         Map<HyperStreamColumnHandle, Domain> taken = new LinkedHashMap<>();
@@ -235,11 +235,26 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             }
         }
         TupleDomain<HyperStreamColumnHandle> combined = handle.constraint().intersect(TupleDomain.withColumnDomains(taken));
-        if (combined.equals(handle.constraint())) {
+        // The expression's conjuncts: the translated ones join the handle's expression.
+        List<String> pushed = new ArrayList<>();
+        List<ConnectorExpression> kept = new ArrayList<>();
+        for (ConnectorExpression conjunct : TrinoFilters.conjuncts(constraint.getExpression())) {
+            String filter = TrinoFilters.toFilter(conjunct, constraint.getAssignments());
+            if (filter == null) {
+                kept.add(conjunct);
+            } else if (handle.expression() == null || !handle.expression().contains(filter)) {
+                pushed.add(filter); // (one the scan enforces already is dropped, not pushed twice)
+            }
+        }
+        if (combined.equals(handle.constraint()) && pushed.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined),
-                TupleDomain.withColumnDomains(remaining), constraint.getExpression(), false));
+        if (handle.expression() != null) {
+            pushed.add(0, handle.expression());
+        }
+        String expression = pushed.isEmpty() ? null : pushed.size() == 1 ? pushed.get(0) : io.hyperstream.jni.Filters.and(pushed);
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined, expression),
+                TupleDomain.withColumnDomains(remaining), TrinoFilters.and(kept), false));
     }
 
     /**
@@ -522,7 +537,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public java.util.OptionalLong executeDelete(ConnectorSession session, ConnectorTableHandle table) {
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
-        String filter = handle.constraint().isNone() ? io.hyperstream.jni.Filters.alwaysFalse() : TrinoFilters.toFilter(handle.constraint());
+        String filter = handle.filter();
         return java.util.OptionalLong.of(nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
                 return stored.deleteWhere(filter).deletedRows();

@@ -104,7 +104,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             List<HyperStreamColumnHandle> columns, int batchRows, long efSearch) {
         String[] files = split.dataFiles().toArray(String[]::new);
         String[] names = nativeColumns(columns);
-        String filter = TrinoFilters.toFilter(handle.constraint());
+        String filter = handle.filter();
         VectorDistance distance = handle.distance();
         if (handle.topK() > 0) {
             return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch),

@@ -37,7 +37,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
                 try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
                     // Files whose statistics rule the pushed filter out get no split.
                     return handle.snapshotId() < 0 ? new String[0]
-                            : stored.dataFiles(handle.snapshotId(), -1, TrinoFilters.toFilter(handle.constraint()));
+                            : stored.dataFiles(handle.snapshotId(), -1, handle.filter());
                 }
             });
             if (handle.topK() > 0) {
@@ -47,7 +47,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
             List<ConnectorSplit> splits = new ArrayList<>(files.length);
             long planned = 0;
             for (String file : files) {
-                if (handle.limit() > 0 && handle.constraint().isAll() && planned >= handle.limit()) {
+                if (handle.limit() > 0 && !handle.isFiltered() && planned >= handle.limit()) {
                     break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
                 }
                 splits.add(new HyperStreamSplit(0, 0, List.of(file)));

@@ -14,7 +14,8 @@ import java.util.List;
  * A table of the catalog: a stored table ({@code location} and the snapshot read, -1 for an empty
  * table) or, when {@code location} is null, the generated sample table and its parameters. A stored
  * table's handle also carries what was pushed into its scan: the {@code constraint} the native scan
- * enforces, the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
+ * enforces, and beside it the {@code expression} (a native filter, null for none) it enforces for
+ * what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
  * only the {@code topK} rows nearest by that distance are read; when {@code limit} is positive, a
  * pushed LIMIT: each split stops after that many rows (and, without a filter, only the files that
  * hold the first {@code limit} rows are planned).
@@ -28,6 +29,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("location") String location,
         @JsonProperty("snapshotId") long snapshotId,
         @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
+        @JsonProperty("expression") String expression,
         @JsonProperty("distance") VectorDistance distance,
         @JsonProperty("topK") long topK,
         @JsonProperty("limit") long limit)
@@ -44,31 +46,45 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
-                TupleDomain.all(), null, 0, 0);
+                TupleDomain.all(), null, null, 0, 0);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, 0, 0);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, null, 0, 0);
     }
 
-    HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint) {
+    HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, String newExpression) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                newConstraint, distance, topK, limit);
+                newConstraint, newExpression, distance, topK, limit);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, newDistance, topK, limit);
+                constraint, expression, newDistance, topK, limit);
     }
 
     HyperStreamTableHandle withTopK(long k) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, distance, k, limit);
+                constraint, expression, distance, k, limit);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
-                constraint, distance, topK, rows);
+                constraint, expression, distance, topK, rows);
+    }
+
+    /** The native filter of everything pushed: the constraint and the expression; null for none. */
+    public String filter() {
+        String domains = TrinoFilters.toFilter(constraint);
+        if (expression == null) {
+            return domains;
+        }
+        return domains == null ? expression : io.hyperstream.jni.Filters.and(domains, expression);
+    }
+
+    /** Whether a filter was pushed (a LIMIT then cannot tell which files hold its rows). */
+    public boolean isFiltered() {
+        return !constraint.isAll() || expression != null;
     }
 
     public boolean isStored() {
@@ -87,8 +103,8 @@ public record HyperStreamTableHandle(
         }
         List<String> parts = new ArrayList<>();
         parts.add(schemaName + "." + tableName + "@" + snapshotId);
-        if (!constraint.isAll()) {
-            parts.add("filter=" + TrinoFilters.toFilter(constraint));
+        if (isFiltered()) {
+            parts.add("filter=" + filter());
         }
         if (distance != null) {
             parts.add("distance=" + distance);

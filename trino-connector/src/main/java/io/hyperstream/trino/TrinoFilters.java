@@ -2,6 +2,12 @@ package io.hyperstream.trino;
 
 import io.airlift.slice.Slice;
 import io.hyperstream.jni.Filters;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.expression.Call;
+import io.trino.spi.expression.ConnectorExpression;
+import io.trino.spi.expression.Constant;
+import io.trino.spi.expression.StandardFunctions;
+import io.trino.spi.expression.Variable;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.Range;
 import io.trino.spi.predicate.SortedRangeSet;
@@ -98,6 +104,147 @@ final class TrinoFilters {
             disjuncts.add(Filters.isNull(name));
         }
         return Filters.or(disjuncts);
+    }
+
+    private static final Map<String, String> COMPARISONS = Map.of("$equal", "=", "$not_equal", "<>", "$less_than", "<",
+            "$less_than_or_equal", "<=", "$greater_than", ">", "$greater_than_or_equal", ">=");
+
+    /**
+     * The filter for a pushed expression (one conjunct of what Trino could not say as domains: an
+     * OR across columns, a NOT, IN, IS NULL, comparisons between a column and a constant, combined
+     * with AND, OR and NOT), or null when any part of it does not translate exactly.
+     */
+    static String toFilter(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+        try {
+            return translate(expression, assignments);
+        } catch (IllegalArgumentException e) {
+            return null; // a value without a literal form (NaN, infinity)
+        }
+    }
+
+    private static String translate(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+        if (expression instanceof Constant constant && constant.getType() instanceof BooleanType && constant.getValue() != null) {
+            return (Boolean) constant.getValue() ? Filters.alwaysTrue() : Filters.alwaysFalse();
+        }
+        HyperStreamColumnHandle flag = column(expression, assignments);
+        if (flag != null && flag.type() instanceof BooleanType) {
+            return Filters.eq(flag.name(), true); // a boolean column on its own
+        }
+        if (!(expression instanceof Call call)) {
+            return null;
+        }
+        List<ConnectorExpression> args = call.getArguments();
+        String name = call.getFunctionName().getName();
+        switch (name) {
+            case "$and", "$or" -> {
+                List<String> parts = new ArrayList<>();
+                for (ConnectorExpression arg : args) {
+                    String part = translate(arg, assignments);
+                    if (part == null) {
+                        return null;
+                    }
+                    parts.add(part);
+                }
+                return name.equals("$and") ? Filters.and(parts) : Filters.or(parts);
+            }
+            case "$not" -> {
+                String inner = translate(args.get(0), assignments);
+                return inner == null ? null : Filters.not(inner);
+            }
+            case "$is_null" -> {
+                HyperStreamColumnHandle column = column(args.get(0), assignments);
+                return column == null ? null : Filters.isNull(column.name());
+            }
+            case "$in" -> {
+                HyperStreamColumnHandle column = column(args.get(0), assignments);
+                if (column == null || !(args.get(1) instanceof Call array) || !array.getFunctionName().getName().equals("$array")) {
+                    return null;
+                }
+                List<Object> values = new ArrayList<>();
+                for (ConnectorExpression element : array.getArguments()) {
+                    Object value = constant(element, column);
+                    if (value == null) {
+                        return null;
+                    }
+                    values.add(value);
+                }
+                return Filters.in(column.name(), values);
+            }
+            default -> {
+                String op = COMPARISONS.get(name);
+                if (op == null || args.size() != 2) {
+                    return null;
+                }
+                HyperStreamColumnHandle column = column(args.get(0), assignments);
+                Object value = column == null ? null : constant(args.get(1), column);
+                if (column == null || value == null) {
+                    // `5 < id` is `id > 5`.
+                    column = column(args.get(1), assignments);
+                    value = column == null ? null : constant(args.get(0), column);
+                    op = switch (op) {
+                        case "<" -> ">";
+                        case "<=" -> ">=";
+                        case ">" -> "<";
+                        case ">=" -> "<=";
+                        default -> op;
+                    };
+                }
+                if (column == null || value == null) {
+                    return null;
+                }
+                String c = column.name();
+                return switch (op) {
+                    case "=" -> Filters.eq(c, value);
+                    case "<>" -> Filters.ne(c, value);
+                    case "<" -> Filters.lt(c, value);
+                    case "<=" -> Filters.le(c, value);
+                    case ">" -> Filters.gt(c, value);
+                    default -> Filters.ge(c, value);
+                };
+            }
+        }
+    }
+
+    /** The conjuncts of an expression (itself when it is no AND). */
+    static List<ConnectorExpression> conjuncts(ConnectorExpression expression) {
+        if (expression instanceof Call call && call.getFunctionName().equals(StandardFunctions.AND_FUNCTION_NAME)) {
+            List<ConnectorExpression> out = new ArrayList<>();
+            for (ConnectorExpression arg : call.getArguments()) {
+                out.addAll(conjuncts(arg));
+            }
+            return out;
+        }
+        if (expression instanceof Constant constant && Boolean.TRUE.equals(constant.getValue())) {
+            return List.of();
+        }
+        return List.of(expression);
+    }
+
+    /** The conjunction of {@code conjuncts} (TRUE for none). */
+    static ConnectorExpression and(List<ConnectorExpression> conjuncts) {
+        return switch (conjuncts.size()) {
+            case 0 -> Constant.TRUE;
+            case 1 -> conjuncts.get(0);
+            default -> new Call(BooleanType.BOOLEAN, StandardFunctions.AND_FUNCTION_NAME, conjuncts);
+        };
+    }
+
+    /** A column of the table, of a type the native filters compare exactly. */
+    private static HyperStreamColumnHandle column(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+        if (!(expression instanceof Variable variable)
+                || !(assignments.get(variable.getName()) instanceof HyperStreamColumnHandle column)
+                || column.ordinal() < 0 || !isSupportedType(column.type())) {
+            return null;
+        }
+        return column;
+    }
+
+    /** A non-null constant of the column's own type, as a literal. */
+    private static Object constant(ConnectorExpression expression, HyperStreamColumnHandle column) {
+        if (!(expression instanceof Constant constant) || constant.getValue() == null || !constant.getType().equals(column.type())) {
+            return null;
+        }
+        return value(column.type(), constant.getValue());
     }
 
     /** A Trino native value as the predicate model's literal. */
