@@ -24,6 +24,8 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
     private ColumnarBatch batch;
     /** How many leading columns of each batch Spark reads (-1: all). */
     private int columns = -1;
+    /** Rows still to hand out (a pushed LIMIT stops the split after it). */
+    private long remaining = Long.MAX_VALUE;
 
     private HyperStreamColumnarReader(String name, AutoCloseable source, Function<BufferAllocator, ArrowReader> open) {
         this.allocator = Allocators.child(name);
@@ -62,12 +64,13 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
                 : table.search(allocator, split.dataFiles(), split.columns(), split.filter(), search.toSearch(), batchRows));
         // A search always returns _distance last; it is dropped unless the scan asked for it.
         reader.columns = search != null && !split.distanceColumn() ? split.columns().length : -1;
+        reader.remaining = split.limit() > 0 ? split.limit() : Long.MAX_VALUE;
         return reader;
     }
 
     @Override
     public boolean next() throws IOException {
-        if (!reader.loadNextBatch()) {
+        if (remaining <= 0 || !reader.loadNextBatch()) {
             return false;
         }
         VectorSchemaRoot root = reader.getVectorSchemaRoot();
@@ -75,7 +78,9 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
         for (int i = 0; i < vectors.length; i++) {
             vectors[i] = HyperStreamColumnVector.of(root.getVector(i));
         }
-        batch = new ColumnarBatch(vectors, root.getRowCount());
+        int rows = (int) Math.min(root.getRowCount(), remaining);
+        remaining -= rows;
+        batch = new ColumnarBatch(vectors, rows);
         return true;
     }
 

@@ -22,6 +22,7 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
@@ -34,16 +35,19 @@ import org.apache.spark.sql.types.StructType;
  * Builds the scan of a stored table: column pruning; every predicate {@link SparkFilters} translates
  * runs in the native scan (reported as fully handled, so Spark keeps no Filter for it); and {@code
  * ORDER BY <distance>(vector column, constant array) LIMIT k} over the fully filtered scan becomes a
- * native top-k read in one split, so Spark keeps no Sort either.
+ * native top-k read in one split, so Spark keeps no Sort either. A LIMIT over the fully filtered scan
+ * stops each split after that many rows and, without a filter, plans only the files that hold them;
+ * Spark keeps its own Limit over the splits.
  */
 final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns,
-        SupportsPushDownV2Filters, SupportsPushDownTopN {
+        SupportsPushDownV2Filters, SupportsPushDownTopN, SupportsPushDownLimit {
     private final PathOptions options;
     private final StructType schema;
     private StructType readSchema;
     private final List<Predicate> pushed = new ArrayList<>();
     private final List<String> filters = new ArrayList<>();
     private VectorOption topK;
+    private int limit;
 
     HyperStreamPathScanBuilder(PathOptions options, StructType schema) {
         this.options = options;
@@ -95,8 +99,18 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
     }
 
     @Override
+    public boolean pushLimit(int limit) {
+        if (topK != null || limit <= 0) {
+            return false;
+        }
+        this.limit = limit;
+        return true;
+    }
+
+    /** A top-k is pushed whole (one split returns exactly its rows); a limit only caps each split. */
+    @Override
     public boolean isPartiallyPushed() {
-        return false;
+        return topK == null;
     }
 
     /**
@@ -159,7 +173,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
     @Override
     public Scan build() {
         String filter = filters.isEmpty() ? null : Filters.and(filters);
-        return new Read(readSchema, filter, topK);
+        return new Read(readSchema, filter, topK, limit);
     }
 
     /** The planned read; it reports the rows and bytes of the files it reads to Spark's optimizer. */
@@ -167,13 +181,15 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         private final StructType readSchema;
         private final String filter;
         private final VectorOption search;
+        private final int limit;
         /** The data files read, once asked for. */
         private String[] files;
 
-        Read(StructType readSchema, String filter, VectorOption search) {
+        Read(StructType readSchema, String filter, VectorOption search, int limit) {
             this.readSchema = readSchema;
             this.filter = filter;
             this.search = search;
+            this.limit = limit;
         }
 
         @Override
@@ -186,7 +202,8 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             String at = options.snapshotId() >= 0 ? " snapshot=" + options.snapshotId()
                     : options.asOfMillis() >= 0 ? " as-of=" + options.asOfMillis() : "";
             return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
-                    + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search);
+                    + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
+                    + (limit > 0 ? " limit=" + limit : "");
         }
 
         @Override
@@ -203,11 +220,18 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             String[] files = files();
             if (search != null) {
                 // A global top-k: one split searches every file (in parallel, natively) and merges.
-                return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance)};
+                return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance, 0)};
             }
-            return Arrays.stream(files)
-                    .map(file -> new PathInputPartition(options, new String[] {file}, columns, filter, null, false))
-                    .toArray(InputPartition[]::new);
+            List<InputPartition> splits = new ArrayList<>();
+            long planned = 0;
+            for (String file : files) {
+                if (limit > 0 && filter == null && planned >= limit) {
+                    break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
+                }
+                splits.add(new PathInputPartition(options, new String[] {file}, columns, filter, null, false, limit));
+                planned += DataFiles.undeletedRows(file);
+            }
+            return splits.toArray(InputPartition[]::new);
         }
 
         /** The data files the read covers: files whose statistics rule the filter out are never planned. */

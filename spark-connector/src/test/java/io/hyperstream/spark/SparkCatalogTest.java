@@ -181,6 +181,26 @@ class SparkCatalogTest {
         sql("DROP NAMESPACE lake.types CASCADE");
     }
 
+    @Test
+    void limitIsPushedIntoTheScanAndDeletedRowsDoNotCount() {
+        sql("CREATE NAMESPACE lake.lim");
+        sql("CREATE TABLE lake.lim.t (id BIGINT NOT NULL, name STRING) USING hyperstream");
+        for (int i = 0; i < 3; i++) {
+            sql("INSERT INTO lake.lim.t SELECT id, concat('n', id) FROM range(" + i * 1000 + ", " + (i + 1) * 1000 + ")");
+        }
+        String plan = spark.sql("SELECT id FROM lake.lim.t LIMIT 5").queryExecution().executedPlan().toString();
+        assertTrue(plan.contains("limit=5"), plan);
+        assertEquals(5, sql("SELECT id FROM lake.lim.t LIMIT 5").size());
+        List<Long> late = sql("SELECT id FROM lake.lim.t WHERE id >= 2990 LIMIT 100").stream().map(r -> r.getLong(0)).toList();
+        assertEquals(10, late.size());
+        assertTrue(late.stream().allMatch(id -> id >= 2990), late.toString());
+        // Most rows deleted: a limit still finds its rows in the files after the emptied ones.
+        sql("DELETE FROM lake.lim.t WHERE id < 2450");
+        assertEquals(550, sql("SELECT id FROM lake.lim.t LIMIT 1000").size());
+        assertEquals(20, sql("SELECT id FROM lake.lim.t LIMIT 20").size());
+        sql("DROP NAMESPACE lake.lim CASCADE");
+    }
+
     private static List<Object> values(List<Row> rows) {
         Row row = rows.get(0);
         return List.of(row.getLong(0), row.getLong(1), row.getDouble(2));
