@@ -826,6 +826,23 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     })
 }
 
+/// The exact number of rows of a snapshot, from its manifests and delete files alone.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        Ok(table.live_rows(&table.data_files(snapshot)?)? as jlong)
+    })
+}
+
 /// A filter in the predicate model's JSON form; null means none.
 fn filter_arg(env: &Env, json: &JString) -> JniResult<Option<Predicate>> {
     if json.is_null() {

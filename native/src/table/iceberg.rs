@@ -974,6 +974,19 @@ impl Table {
         Ok(files)
     }
 
+    /// The rows `files` hold, less those their delete files delete: an exact count from the
+    /// manifests and the delete files alone, without reading data (COUNT(*) answered from metadata).
+    pub fn live_rows(&self, files: &[DataFile]) -> Result<u64> {
+        files.iter().try_fold(0u64, |total, file| {
+            let rows = u64::try_from(file.record_count).unwrap_or(0);
+            let deleted = match file.deletes.is_empty() {
+                true => 0,
+                false => deleted_positions(&self.storage, file)?.range_cardinality(0..rows),
+            };
+            Ok(total + rows - deleted)
+        })
+    }
+
     /// Streams `files` with the columns named in `columns` (every column when `None`), as the
     /// current schema types them.
     pub fn scan_files(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize) -> Result<BatchStream> {
@@ -2153,6 +2166,7 @@ mod tests {
         }
         // The first file left the table whole; no data file holds more than one delete file.
         let live = files(&table);
+        assert_eq!(table.live_rows(&live).unwrap(), model.len() as u64, "a count from metadata equals the rows read");
         assert_eq!(live.len(), 2);
         assert!(live.iter().all(|f| f.deletes.len() == 1));
         // Time travel sees every earlier snapshot's rows.

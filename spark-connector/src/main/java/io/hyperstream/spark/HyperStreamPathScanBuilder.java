@@ -22,6 +22,9 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
@@ -37,10 +40,11 @@ import org.apache.spark.sql.types.StructType;
  * ORDER BY <distance>(vector column, constant array) LIMIT k} over the fully filtered scan becomes a
  * native top-k read in one split, so Spark keeps no Sort either. A LIMIT over the fully filtered scan
  * stops each split after that many rows and, without a filter, plans only the files that hold them;
- * Spark keeps its own Limit over the splits.
+ * Spark keeps its own Limit over the splits. {@code COUNT(*)} without a filter or grouping is answered
+ * from the manifests and delete files alone ({@link CountScan}), so Spark aggregates nothing.
  */
 final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns,
-        SupportsPushDownV2Filters, SupportsPushDownTopN, SupportsPushDownLimit {
+        SupportsPushDownV2Filters, SupportsPushDownTopN, SupportsPushDownLimit, SupportsPushDownAggregates {
     private final PathOptions options;
     private final StructType schema;
     private StructType readSchema;
@@ -48,6 +52,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
     private final List<String> filters = new ArrayList<>();
     private VectorOption topK;
     private int limit;
+    private boolean countStar;
 
     HyperStreamPathScanBuilder(PathOptions options, StructType schema) {
         this.options = options;
@@ -96,6 +101,23 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         Optional<VectorOption> search = distanceOrder(orders[0], limit);
         search.ifPresent(s -> topK = s);
         return search.isPresent();
+    }
+
+    @Override
+    public boolean supportCompletePushDown(Aggregation aggregation) {
+        return isCountStar(aggregation);
+    }
+
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+        countStar = isCountStar(aggregation);
+        return countStar;
+    }
+
+    /** COUNT(*) alone, over every row: what the metadata answers exactly. */
+    private boolean isCountStar(Aggregation aggregation) {
+        return filters.isEmpty() && topK == null && aggregation.groupByExpressions().length == 0
+                && aggregation.aggregateExpressions().length == 1 && aggregation.aggregateExpressions()[0] instanceof CountStar;
     }
 
     @Override
@@ -172,6 +194,9 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
 
     @Override
     public Scan build() {
+        if (countStar) {
+            return new CountScan(options);
+        }
         String filter = filters.isEmpty() ? null : Filters.and(filters);
         return new Read(readSchema, filter, topK, limit);
     }

@@ -197,6 +197,12 @@ class SparkCatalogTest {
         // Most rows deleted: a limit still finds its rows in the files after the emptied ones.
         sql("DELETE FROM lake.lim.t WHERE id < 2450");
         assertEquals(550, sql("SELECT id FROM lake.lim.t LIMIT 1000").size());
+        // COUNT(*) comes from the metadata (deletes subtracted); Spark aggregates nothing.
+        String count = "SELECT count(*) FROM lake.lim.t";
+        plan = spark.sql(count).queryExecution().executedPlan().toString();
+        assertTrue(plan.contains("count(*) from metadata") && !plan.contains("HashAggregate"), plan);
+        assertEquals(550L, sql(count).get(0).getLong(0));
+        assertEquals(549L, sql("SELECT count(*) FROM lake.lim.t WHERE id > 2450").get(0).getLong(0), "a filtered count is Spark's");
         assertEquals(20, sql("SELECT id FROM lake.lim.t LIMIT 20").size());
         sql("DROP NAMESPACE lake.lim CASCADE");
     }

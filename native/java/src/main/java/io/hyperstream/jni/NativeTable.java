@@ -169,6 +169,14 @@ public final class NativeTable extends NativeHandle {
         return call(h -> dataFilesNative(h, snapshotId, asOfMillis, filter));
     }
 
+    /**
+     * The exact number of rows of a snapshot (the current one for -1, -1), from its manifests and
+     * delete files alone: no data file is read. What COUNT(*) without a filter is answered from.
+     */
+    public long rowCount(long snapshotId, long asOfMillis) {
+        return call(h -> rowCountNative(h, snapshotId, asOfMillis));
+    }
+
     /** Streams the given data files with {@code columns} (all when null). */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, int batchRows) {
         return scanFiles(allocator, dataFiles, columns, null, batchRows);
@@ -325,6 +333,8 @@ public final class NativeTable extends NativeHandle {
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
     private static native long[] deleteWhereNative(long handle, String filter);
+
+    private static native long rowCountNative(long handle, long snapshotId, long asOfMillis);
 
     private static native long[] rewriteDataFilesNative(long handle, long targetRows);
 
