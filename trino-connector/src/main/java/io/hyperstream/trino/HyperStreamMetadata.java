@@ -612,6 +612,32 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return Optional.empty();
     }
 
+    /** The column a pushed COUNT(*) scan returns. */
+    static final HyperStreamColumnHandle COUNT_STAR = new HyperStreamColumnHandle("_count", io.trino.spi.type.BigintType.BIGINT, -3, false);
+
+    /**
+     * A lone {@code COUNT(*)} over a stored table without a pushed filter is answered from metadata:
+     * the manifests less the rows the delete files delete, no data file read.
+     */
+    @Override
+    public Optional<io.trino.spi.connector.AggregationApplicationResult<ConnectorTableHandle>> applyAggregation(
+            ConnectorSession session, ConnectorTableHandle table, List<io.trino.spi.connector.AggregateFunction> aggregates,
+            Map<String, ColumnHandle> assignments, List<List<ColumnHandle>> groupingSets) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.isFiltered()
+                || handle.topK() > 0 || handle.distance() != null || handle.limit() > 0 || handle.countStar()
+                || !groupingSets.equals(List.of(List.of())) || aggregates.size() != 1) {
+            return Optional.empty();
+        }
+        io.trino.spi.connector.AggregateFunction count = aggregates.get(0);
+        if (!count.getFunctionName().equals("count") || !count.getArguments().isEmpty() || count.isDistinct()
+                || count.getFilter().isPresent() || !count.getSortItems().isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new io.trino.spi.connector.AggregationApplicationResult<>(handle.withCountStar(),
+                List.of(new Variable(COUNT_STAR.name(), COUNT_STAR.type())),
+                List.of(new io.trino.spi.connector.Assignment(COUNT_STAR.name(), COUNT_STAR, COUNT_STAR.type())), Map.of(), false));
+    }
+
     /**
      * Pushes LIMIT into stored-table scans: each split stops after the limit, and without a filter
      * only the files holding the first rows are planned. Trino keeps its own limit over the splits.

@@ -27,6 +27,16 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
             return HyperStreamPageSource.array(array, (HyperStreamSplit) split,
                     columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows());
         }
+        if (table instanceof HyperStreamTableHandle handle && handle.countStar()) {
+            // One row: the snapshot's row count, from its manifests and delete files.
+            long rows = HyperStreamErrorCode.nativeCall(() -> {
+                try (io.hyperstream.jni.NativeTable stored = io.hyperstream.jni.NativeTable.load(handle.location(), java.util.Map.of())) {
+                    return stored.rowCount(handle.snapshotId(), -1);
+                }
+            });
+            io.trino.spi.block.Block count = new io.trino.spi.block.LongArrayBlock(1, Optional.empty(), new long[] {rows});
+            return new io.trino.spi.connector.FixedPageSource(List.of(new io.trino.spi.Page(count)));
+        }
         return new HyperStreamPageSource((HyperStreamTableHandle) table, (HyperStreamSplit) split,
                 columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows(),
                 session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class));

@@ -18,7 +18,8 @@ import java.util.List;
  * what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
  * only the {@code topK} rows nearest by that distance are read; when {@code limit} is positive, a
  * pushed LIMIT: each split stops after that many rows (and, without a filter, only the files that
- * hold the first {@code limit} rows are planned).
+ * hold the first {@code limit} rows are planned); when {@code countStar}, the scan is a pushed
+ * {@code COUNT(*)}: one row, the snapshot's row count from metadata.
  */
 public record HyperStreamTableHandle(
         @JsonProperty("schemaName") String schemaName,
@@ -32,7 +33,8 @@ public record HyperStreamTableHandle(
         @JsonProperty("expression") String expression,
         @JsonProperty("distance") VectorDistance distance,
         @JsonProperty("topK") long topK,
-        @JsonProperty("limit") long limit)
+        @JsonProperty("limit") long limit,
+        @JsonProperty("countStar") boolean countStar)
         implements ConnectorTableHandle {
     @JsonCreator
     public HyperStreamTableHandle {
@@ -46,31 +48,36 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
-                TupleDomain.all(), null, null, 0, 0);
+                TupleDomain.all(), null, null, 0, 0, false);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, null, 0, 0);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, null, 0, 0, false);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, String newExpression) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                newConstraint, newExpression, distance, topK, limit);
+                newConstraint, newExpression, distance, topK, limit, countStar);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expression, newDistance, topK, limit);
+                constraint, expression, newDistance, topK, limit, countStar);
     }
 
     HyperStreamTableHandle withTopK(long k) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expression, distance, k, limit);
+                constraint, expression, distance, k, limit, countStar);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
-                constraint, expression, distance, topK, rows);
+                constraint, expression, distance, topK, rows, countStar);
+    }
+
+    HyperStreamTableHandle withCountStar() {
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+                constraint, expression, distance, topK, limit, true);
     }
 
     /** The native filter of everything pushed: the constraint and the expression; null for none. */
@@ -114,6 +121,9 @@ public record HyperStreamTableHandle(
         }
         if (limit > 0) {
             parts.add("limit=" + limit);
+        }
+        if (countStar) {
+            parts.add("count(*) from metadata");
         }
         return String.join(" ", parts);
     }
