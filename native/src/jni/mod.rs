@@ -401,6 +401,15 @@ fn pairs(env: &mut Env, array: &JObjectArray) -> JniResult<Vec<(String, String)>
     Ok(flat.chunks(2).map(|kv| (kv[0].clone(), kv[1].clone())).collect())
 }
 
+/// The schema Java exported (`Data.exportSchema`) into the struct at `address`.
+fn import_schema(address: jlong) -> JniResult<ArrowSchema> {
+    let address = non_null(address, "ArrowSchema")?;
+    // SAFETY: Java exported a schema into the struct at `address`; from_raw takes it over and
+    // releases it when dropped.
+    let ffi = unsafe { FFI_ArrowSchema::from_raw(address as *mut FFI_ArrowSchema) };
+    Ok(ArrowSchema::try_from(&ffi)?)
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -412,11 +421,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createNative<'l>(
 ) -> jlong {
     entry(&mut env, |env| {
         let location = string(env, &location)?;
-        let address = non_null(schema_address, "ArrowSchema")?;
-        // SAFETY: Java exported a schema into the struct at `address` (Data.exportSchema); from_raw
-        // takes it over and releases it when dropped.
-        let ffi = unsafe { FFI_ArrowSchema::from_raw(address as *mut FFI_ArrowSchema) };
-        let schema = ArrowSchema::try_from(&ffi)?;
+        let schema = import_schema(schema_address)?;
         let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
         let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
         let table = Table::create(&location, &schema, properties, &options)?;
@@ -671,11 +676,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_addColumnNative<'l>(
 ) {
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
-        let address = non_null(schema_address, "ArrowSchema")?;
-        // SAFETY: Java exported a schema into the struct at `address` (Data.exportSchema); from_raw
-        // takes it over and releases it when dropped.
-        let ffi = unsafe { FFI_ArrowSchema::from_raw(address as *mut FFI_ArrowSchema) };
-        let schema = ArrowSchema::try_from(&ffi)?;
+        let schema = import_schema(schema_address)?;
         let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
             return Err(Error::invalid(format!("a new column is one field, got {}", schema.fields().len())).into());
         };

@@ -1,6 +1,7 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.LocalFiles;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
 import java.io.IOException;
@@ -160,7 +161,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         if (!cascade && !children(dir).isEmpty()) {
             throw new NonEmptyNamespaceException(namespace);
         }
-        deleteTree(dir);
+        LocalFiles.deleteTree(dir);
         return true;
     }
 
@@ -308,7 +309,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         if (dir == null || !isTable(dir)) {
             return false;
         }
-        deleteTree(dir);
+        LocalFiles.deleteTree(dir);
         return true;
     }
 
@@ -317,15 +318,6 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         throw new UnsupportedOperationException("renaming HyperStream tables is not supported yet");
     }
 
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("removing " + dir, e);
-        }
-    }
 
     @Override
     public String toString() {

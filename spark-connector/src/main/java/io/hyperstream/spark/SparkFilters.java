@@ -114,25 +114,9 @@ final class SparkFilters {
             // `5 < id` is `id > 5`.
             column = column(c[1], schema);
             value = literal(c[0]);
-            op = switch (op) {
-                case "<" -> ">";
-                case "<=" -> ">=";
-                case ">" -> "<";
-                case ">=" -> "<=";
-                default -> op;
-            };
+            op = Filters.swapped(op);
         }
-        if (column == null || value == null) {
-            return null;
-        }
-        return switch (op) {
-            case "=" -> Filters.eq(column, value);
-            case "<>" -> Filters.ne(column, value);
-            case "<" -> Filters.lt(column, value);
-            case "<=" -> Filters.le(column, value);
-            case ">" -> Filters.gt(column, value);
-            default -> Filters.ge(column, value);
-        };
+        return column == null || value == null ? null : Filters.comparison(op, column, value);
     }
 
     /** A top-level column of a type the native filters compare exactly. */

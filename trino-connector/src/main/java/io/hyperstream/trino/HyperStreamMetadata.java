@@ -578,17 +578,12 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     }
 
     private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException e) {
-            throw new TrinoException(HyperStreamErrorCode.HYPERSTREAM_IO_ERROR, "removing " + dir + ": " + e.getMessage(), e);
-        }
+        nativeCall(() -> {
+            io.hyperstream.jni.LocalFiles.deleteTree(dir);
+            return null;
+        });
     }
+
 
     private static void commitDataFiles(String location, Collection<Slice> fragments) {
         String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);

@@ -181,26 +181,9 @@ final class TrinoFilters {
                     // `5 < id` is `id > 5`.
                     column = column(args.get(1), assignments);
                     value = column == null ? null : constant(args.get(0), column);
-                    op = switch (op) {
-                        case "<" -> ">";
-                        case "<=" -> ">=";
-                        case ">" -> "<";
-                        case ">=" -> "<=";
-                        default -> op;
-                    };
+                    op = Filters.swapped(op);
                 }
-                if (column == null || value == null) {
-                    return null;
-                }
-                String c = column.name();
-                return switch (op) {
-                    case "=" -> Filters.eq(c, value);
-                    case "<>" -> Filters.ne(c, value);
-                    case "<" -> Filters.lt(c, value);
-                    case "<=" -> Filters.le(c, value);
-                    case ">" -> Filters.gt(c, value);
-                    default -> Filters.ge(c, value);
-                };
+                return column == null || value == null ? null : Filters.comparison(op, column.name(), value);
             }
         }
     }

@@ -147,18 +147,9 @@ public final class ArrayStore extends NativeHandle {
 
     /** Removes a staging directory and every part in it (after a commit or an abort). */
     public static void discardStaging(String staging) {
-        java.nio.file.Path dir = java.nio.file.Path.of(staging);
-        if (!java.nio.file.Files.exists(dir)) {
-            return;
-        }
-        try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dir)) {
-            for (java.nio.file.Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.deleteIfExists(path);
-            }
-        } catch (java.io.IOException e) {
-            throw new HyperStreamIOException("removing staged parts in " + staging + ": " + e.getMessage(), e);
-        }
+        LocalFiles.deleteTree(java.nio.file.Path.of(staging));
     }
+
 
     /**
      * Elements in the Arrow list of one row of {@code rowShape}: complex numbers count two (a

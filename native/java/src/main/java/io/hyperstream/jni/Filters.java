@@ -40,6 +40,30 @@ public final class Filters {
         return "{\"op\":\"not\",\"arg\":" + filter + "}";
     }
 
+    /** {@code column <op> value}, where {@code op} is one of SQL's {@code = <> < <= > >=}. */
+    public static String comparison(String op, String column, Object value) {
+        return switch (op) {
+            case "=" -> eq(column, value);
+            case "<>" -> ne(column, value);
+            case "<" -> lt(column, value);
+            case "<=" -> le(column, value);
+            case ">" -> gt(column, value);
+            case ">=" -> ge(column, value);
+            default -> throw new IllegalArgumentException("not a comparison: " + op);
+        };
+    }
+
+    /** The comparison with its sides swapped: {@code 5 < id} is {@code id > 5}. */
+    public static String swapped(String op) {
+        return switch (op) {
+            case "<" -> ">";
+            case "<=" -> ">=";
+            case ">" -> "<";
+            case ">=" -> "<=";
+            default -> op;
+        };
+    }
+
     public static String eq(String column, Object value) {
         return compare("eq", column, value);
     }

@@ -262,26 +262,11 @@ class IcebergInteropTest {
     @Test
     void hyperStreamAppliesIcebergJavasPositionDeletesAndRefusesEqualityDeletes() throws Exception {
         String location = dir.resolve("their-deletes").toString();
-        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
-                Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.optional(2, "name", Types.StringType.get()),
-                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
+        org.apache.iceberg.Schema schema = theirSchema();
         Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(), location);
-        GenericAppenderFactory factory = new GenericAppenderFactory(schema);
-        DataWriter<Record> writer = factory.newDataWriter(
-                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/rows.parquet")), FileFormat.PARQUET, null);
-        try (writer) {
-            for (long id = 0; id < 100; id++) {
-                GenericRecord record = GenericRecord.create(schema);
-                record.setField("id", id);
-                record.setField("name", name(id));
-                record.setField("score", id / 2.0);
-                writer.write(record);
-            }
-        }
-        DataFile rows = writer.toDataFile();
+        DataFile rows = writeWithIceberg(iceberg, location + "/data/rows.parquet", 0, 100);
         iceberg.newAppend().appendFile(rows).commit();
-        org.apache.iceberg.deletes.PositionDeleteWriter<Record> deletes = factory.newPosDeleteWriter(
+        org.apache.iceberg.deletes.PositionDeleteWriter<Record> deletes = new GenericAppenderFactory(schema).newPosDeleteWriter(
                 EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/deletes.parquet")),
                 FileFormat.PARQUET, null);
         try (deletes) {
@@ -344,26 +329,10 @@ class IcebergInteropTest {
     @Test
     void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
         String location = dir.resolve("theirs").toString();
-        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
-                Types.NestedField.required(1, "id", Types.LongType.get()),
-                Types.NestedField.optional(2, "name", Types.StringType.get()),
-                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
-        Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(), location);
+        Table iceberg = new HadoopTables(new Configuration()).create(theirSchema(), PartitionSpec.unpartitioned(), location);
         for (int file = 0; file < 2; file++) {
             String path = location + "/data/file-" + file + ".parquet";
-            DataWriter<Record> writer = new GenericAppenderFactory(schema).newDataWriter(
-                    EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, null);
-            try (writer) {
-                for (long id = file * 100L; id < file * 100L + 100; id++) {
-                    GenericRecord record = GenericRecord.create(schema);
-                    record.setField("id", id);
-                    record.setField("name", name(id));
-                    record.setField("score", id / 2.0);
-                    writer.write(record);
-                }
-            }
-            DataFile dataFile = writer.toDataFile();
-            iceberg.newAppend().appendFile(dataFile).commit();
+            iceberg.newAppend().appendFile(writeWithIceberg(iceberg, path, file * 100L, file * 100L + 100)).commit();
         }
         long firstSnapshot = iceberg.history().get(0).snapshotId();
 
@@ -410,6 +379,31 @@ class IcebergInteropTest {
         NotFoundException missing = assertThrows(NotFoundException.class,
                 () -> NativeTable.load(dir.resolve("nothing-here").toString(), Map.of()));
         assertTrue(missing.getMessage().contains("nothing-here"), missing.getMessage());
+    }
+
+    /** The schema of the tables Iceberg Java writes here: ours without the vector column. */
+    private static org.apache.iceberg.Schema theirSchema() {
+        return new org.apache.iceberg.Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
+    }
+
+    /** Rows {@code [start, end)} written by Iceberg Java's own Parquet writer at {@code path}, not yet committed. */
+    private static DataFile writeWithIceberg(Table iceberg, String path, long start, long end) throws Exception {
+        org.apache.iceberg.Schema schema = iceberg.schema();
+        DataWriter<Record> writer = new GenericAppenderFactory(schema).newDataWriter(
+                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, null);
+        try (writer) {
+            for (long id = start; id < end; id++) {
+                GenericRecord record = GenericRecord.create(schema);
+                record.setField("id", id);
+                record.setField("name", name(id));
+                record.setField("score", id / 2.0);
+                writer.write(record);
+            }
+        }
+        return writer.toDataFile();
     }
 
     private static Map<Long, Record> read(CloseableIterable<Record> records) throws Exception {
