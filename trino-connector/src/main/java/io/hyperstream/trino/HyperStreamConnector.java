@@ -35,16 +35,24 @@ final class HyperStreamConnector implements Connector {
     private final HyperStreamSplitManager splitManager;
     private final HyperStreamPageSourceProvider pageSourceProvider;
 
+    private final Set<io.trino.spi.function.table.ConnectorTableFunction> tableFunctions;
+
     HyperStreamConnector(HyperStreamConfig config) {
         this.metadata = new HyperStreamMetadata(config);
         this.splitManager = new HyperStreamSplitManager(config);
         this.pageSourceProvider = new HyperStreamPageSourceProvider(config);
         this.procedures = new TableProcedures(config).procedures();
+        this.tableFunctions = Set.of(new VectorSearchFunction(config));
     }
 
     @Override
     public Set<Procedure> getProcedures() {
         return procedures;
+    }
+
+    @Override
+    public Set<io.trino.spi.function.table.ConnectorTableFunction> getTableFunctions() {
+        return tableFunctions;
     }
 
     @Override

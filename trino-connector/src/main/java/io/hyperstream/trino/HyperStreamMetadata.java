@@ -607,6 +607,16 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return Optional.empty();
     }
 
+    /** {@code vector_search} reads as its table with the search pushed into the scan. */
+    @Override
+    public Optional<io.trino.spi.connector.TableFunctionApplicationResult<ConnectorTableHandle>> applyTableFunction(
+            ConnectorSession session, io.trino.spi.function.table.ConnectorTableFunctionHandle handle) {
+        if (!(handle instanceof VectorSearchFunction.Handle search)) {
+            return Optional.empty();
+        }
+        return Optional.of(new io.trino.spi.connector.TableFunctionApplicationResult<>(search.table(), List.copyOf(search.columns())));
+    }
+
     /** The column a pushed COUNT(*) scan returns. */
     static final HyperStreamColumnHandle COUNT_STAR = new HyperStreamColumnHandle("_count", io.trino.spi.type.BigintType.BIGINT, -3, false);
 
@@ -652,7 +662,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return ((HyperStreamColumnHandle) column).toColumnMetadata();
     }
 
-    private static List<HyperStreamColumnHandle> columns(HyperStreamTableHandle handle) {
+    static List<HyperStreamColumnHandle> columns(HyperStreamTableHandle handle) {
         return nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-schema")) {
                 Schema schema;

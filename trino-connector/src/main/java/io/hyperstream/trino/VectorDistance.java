@@ -36,7 +36,12 @@ public record VectorDistance(
     private static final Map<String, String> METRICS = Map.of(
             "euclidean_distance", "l2",
             "cosine_distance", "cosine",
-            "dot_product", "inner_product");
+            "dot_product", "inner_product",
+            // vector_search names the native metric itself.
+            "l2", "l2", "cosine", "cosine", "inner_product", "inner_product", "l1", "l1");
+
+    /** The Trino functions whose calls the scan computes. */
+    private static final java.util.Set<String> TRINO_FUNCTIONS = java.util.Set.of("euclidean_distance", "cosine_distance", "dot_product");
 
     @JsonCreator
     public VectorDistance {
@@ -73,7 +78,7 @@ public record VectorDistance(
      */
     static Optional<VectorDistance> match(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
         if (!(expression instanceof Call call) || call.getFunctionName().getCatalogSchema().isPresent()
-                || !METRICS.containsKey(call.getFunctionName().getName()) || call.getArguments().size() != 2) {
+                || !TRINO_FUNCTIONS.contains(call.getFunctionName().getName()) || call.getArguments().size() != 2) {
             return Optional.empty();
         }
         List<ConnectorExpression> args = call.getArguments();

@@ -130,11 +130,12 @@ class TestVectorPushdown {
             if (!keep.test(id)) {
                 continue;
             }
-            double dot = 0, l2 = 0, nq = 0, nv = 0;
+            double dot = 0, l2 = 0, l1 = 0, nq = 0, nv = 0;
             for (int j = 0; j < DIM; j++) {
                 double a = vectors[id][j];
                 double b = query[j];
                 dot += a * b;
+                l1 += Math.abs(a - b);
                 l2 += (a - b) * (a - b);
                 nq += b * b;
                 nv += a * a;
@@ -143,6 +144,7 @@ class TestVectorPushdown {
                 case "euclidean_distance" -> Math.sqrt(l2);
                 case "cosine_distance" -> 1 - dot / Math.sqrt(nq * nv);
                 case "dot_product" -> dot;
+                case "l1" -> l1;
                 default -> throw new IllegalArgumentException(function);
             };
             hits.add(new Hit(id, value));
@@ -184,6 +186,33 @@ class TestVectorPushdown {
         String explain = (String) runner.execute("EXPLAIN " + sql).getOnlyValue();
         assertTrue(explain.contains("nativeTopK=25 nearest by cosine_distance"), explain);
         assertTrue(explain.contains("\"op\":\"in\""), explain);
+    }
+
+    @Test
+    void theVectorSearchTableFunctionRunsANativeTopKByAnyMetric() {
+        String sql = "SELECT id, _distance FROM TABLE(lake.system.vector_search('db', 'docs', 'embedding', " + literal + ", 12, 'l1'))";
+        assertAnswer(sql, reference("l1", id -> true, false, 12));
+        assertEquals(List.of("id", "category", "embedding", "_distance"), runner.execute(
+                "SELECT * FROM TABLE(lake.system.vector_search('db', 'docs', 'embedding', " + literal + ", 3))")
+                .getColumnNames());
+        // Default metric l2: the same rows as the pushed ORDER BY euclidean_distance.
+        List<Object> viaFunction = runner.execute("SELECT id FROM TABLE(lake.system.vector_search('db', 'docs', 'embedding', "
+                + literal + ", 9))").getOnlyColumn().toList();
+        assertEquals(reference("euclidean_distance", id -> true, false, 9).stream().map(Hit::id).toList(), viaFunction);
+        String explain = (String) runner.execute("EXPLAIN " + sql).getOnlyValue();
+        assertTrue(explain.contains("nativeTopK=12 nearest by l1"), explain);
+        for (String[] bad : new String[][] {
+                {"'db', 'docs', 'embedding', " + literal + ", 0", "k must be between 1 and 100000"},
+                {"'db', 'docs', 'embedding', " + literal + ", 5, 'hamming'", "unknown metric 'hamming'"},
+                {"'db', 'docs', 'category', " + literal, "is not a vector column"},
+                {"'db', 'docs', 'nope', " + literal, "column 'nope' is not in table db.docs"},
+                {"'db', 'missing', 'embedding', " + literal, "table db.missing does not exist"},
+                {"'db', 'docs', 'embedding', ARRAY[1.0, 2.0]", "dimension"},
+                {"'db', 'docs', 'embedding', ARRAY[1.0, nan()]", "every element must be a finite number"}}) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(
+                    "SELECT * FROM TABLE(lake.system.vector_search(" + bad[0] + "))"));
+            assertTrue(e.getMessage().contains(bad[1]), bad[0] + ": " + e.getMessage());
+        }
     }
 
     @Test
