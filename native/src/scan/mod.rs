@@ -8,7 +8,7 @@ mod split;
 mod summary;
 
 pub use predicate::{filtered, Predicate};
-pub use prune::{file_may_match, prune_files};
+pub use prune::{file_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;
 pub use split::{plan_row_splits, RowSplit};
 pub use summary::{summarize, StreamSummary};

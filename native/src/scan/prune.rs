@@ -1,5 +1,6 @@
-//! File pruning: whether a data file may hold a row a predicate passes, from the column statistics its
-//! manifest entry carries (lower and upper bounds, value and null counts). The answer is conservative:
+//! File and row-group pruning: whether a data file (or a Parquet row group) may hold a row a predicate
+//! passes, from the column statistics its manifest entry (or the Parquet footer) carries: lower and
+//! upper bounds, value and null counts. The answer is conservative:
 //! `false` only when no row can pass; missing or unusable statistics keep the file. Float bounds
 //! prune only `=`, `<` and `<=` (NaN is outside every bound and passes the others).
 
@@ -9,6 +10,8 @@ use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
     DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema, TimestampMicrosecondType,
 };
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::statistics::Statistics;
 use serde_json::Value;
 
 use super::predicate::{literal_for, Predicate};
@@ -185,3 +188,49 @@ fn compare_may_match(file: &DataFile, schema: &Schema, column: &str, op: Op, val
 pub fn prune_files(files: Vec<DataFile>, predicate: &Predicate, schema: &Schema) -> Vec<DataFile> {
     files.into_iter().filter(|f| file_may_match(predicate, f, schema)).collect()
 }
+
+/// The row groups of a Parquet file that may hold a row `predicate` passes, judged like files are,
+/// from each row group's column statistics in the footer (min, max and null count of every
+/// top-level column that carries a field id). Truncated string bounds are not used.
+pub fn row_groups_may_match(predicate: &Predicate, metadata: &ParquetMetaData, schema: &Schema) -> Vec<usize> {
+    let descr = metadata.file_metadata().schema_descr();
+    let ids: Vec<Option<i32>> = (0..descr.num_columns())
+        .map(|i| {
+            let column = descr.column(i);
+            let info = column.self_type().get_basic_info();
+            (column.path().parts().len() == 1 && info.has_id()).then(|| info.id())
+        })
+        .collect();
+    (0..metadata.num_row_groups())
+        .filter(|&g| {
+            let group = metadata.row_group(g);
+            let mut stats = DataFile { record_count: group.num_rows(), ..DataFile::default() };
+            for (i, id) in ids.iter().enumerate() {
+                let (Some(id), Some(s)) = (id, group.column(i).statistics()) else { continue };
+                if let Some(nulls) = s.null_count_opt() {
+                    stats.null_value_counts.insert(*id, nulls as i64);
+                }
+                if let Some((lower, upper)) = bounds_of(s) {
+                    stats.lower_bounds.insert(*id, lower);
+                    stats.upper_bounds.insert(*id, upper);
+                }
+            }
+            file_may_match(predicate, &stats, schema)
+        })
+        .collect()
+}
+
+/// A row group's min and max in Iceberg's single-value form (what [`bound`] reads back for the
+/// column's type; a physical type that does not fit it yields no key there, so no pruning).
+fn bounds_of(statistics: &Statistics) -> Option<(Vec<u8>, Vec<u8>)> {
+    Some(match statistics {
+        Statistics::Boolean(v) => (vec![u8::from(*v.min_opt()?)], vec![u8::from(*v.max_opt()?)]),
+        Statistics::Int32(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
+        Statistics::Int64(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
+        Statistics::Float(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
+        Statistics::Double(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
+        Statistics::ByteArray(v) if v.min_is_exact() && v.max_is_exact() => (v.min_opt()?.data().to_vec(), v.max_opt()?.data().to_vec()),
+        _ => return None,
+    })
+}
+

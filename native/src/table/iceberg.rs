@@ -31,7 +31,7 @@ use super::manifest::{
 use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
 use super::deletes::{target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
-use crate::scan::{filtered, prune_files, BatchStream, Predicate};
+use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
 use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
@@ -43,6 +43,10 @@ use crate::storage::Storage;
 use crate::{Error, Result};
 
 const VERSION_HINT: &str = "metadata/version-hint.text";
+/// Table property: the most rows a Parquet row group of a new data file holds (the unit that footer
+/// statistics prune), and its default.
+pub const ROW_GROUP_ROWS: &str = "hyperstream.write.row-group-rows";
+const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 const COMMIT_ATTEMPTS: usize = 50;
 
 /// Table property that records a vector column's dimension, by field id.
@@ -257,7 +261,13 @@ impl Table {
     /// removes them when the write is aborted.
     pub fn write_data_file(&self, reader: impl RecordBatchReader) -> Result<DataFile> {
         let schema = self.arrow_schema()?;
-        let (bytes, stats, sidecars) = write_parquet(&schema, reader)?;
+        let row_group_rows = match self.metadata.properties.get(ROW_GROUP_ROWS) {
+            None => DEFAULT_ROW_GROUP_ROWS,
+            Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'"))
+            })?,
+        };
+        let (bytes, stats, sidecars) = write_parquet(&schema, reader, row_group_rows)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
@@ -990,6 +1000,13 @@ impl Table {
     /// Streams `files` with the columns named in `columns` (every column when `None`), as the
     /// current schema types them.
     pub fn scan_files(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize) -> Result<BatchStream> {
+        self.scan_row_groups(files, columns, batch_rows, None)
+    }
+
+    /// As [`Table::scan_files`], skipping the row groups whose footer statistics show that no row
+    /// passes `prune` (the columns it reads must be among `columns`). A filter over the stream still
+    /// decides the rows: pruning only skips what it would drop.
+    fn scan_row_groups(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<BatchStream> {
         let table_schema = self.arrow_schema()?;
         let indices = match columns {
             None => (0..table_schema.fields().len()).collect::<Vec<_>>(),
@@ -1010,6 +1027,7 @@ impl Table {
             current: None,
             batch_rows: batch_rows.max(1),
             selection: None,
+            prune: prune.cloned(),
         }))
     }
 
@@ -1051,7 +1069,7 @@ impl Table {
         let files = self.prune(files, Some(&filter))?;
         let extra: Vec<String> = filter.columns().into_iter().collect();
         let (read, output) = self.read_set(columns, &extra)?;
-        let inner = self.scan_files(files, Some(&read), batch_rows)?;
+        let inner = self.scan_row_groups(files, Some(&read), batch_rows, Some(&filter))?;
         let positions = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
         filtered(inner, filter, positions)
     }
@@ -1067,7 +1085,7 @@ impl Table {
         let positions: Vec<usize> = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
         let every: Vec<usize> = (0..read.len()).collect();
         let rows = match filter {
-            Some(filter) => filtered(self.scan_files(files, Some(&read), batch_rows)?, filter, every)?,
+            Some(filter) => filtered(self.scan_row_groups(files, Some(&read), batch_rows, Some(&filter))?, filter, every)?,
             None => self.scan_files(files, Some(&read), batch_rows)?,
         };
         with_distances(rows, query, &search.column, positions)
@@ -1235,6 +1253,7 @@ impl Table {
             current: None,
             batch_rows: sorted.len().max(1),
             selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
+            prune: None,
         };
         let schema = scan.schema.clone();
         let batches = scan.by_ref().collect::<std::result::Result<Vec<_>, _>>()?;
@@ -1467,9 +1486,10 @@ fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
 }
 
 /// Writes the Parquet file, its statistics and a sidecar of each vector column.
-fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>)> {
+fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader, row_group_rows: usize) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>)> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
         .build();
     let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
         .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
@@ -1587,6 +1607,40 @@ struct TableScan {
     batch_rows: usize,
     /// Rows to read from the (single) file; all when None.
     selection: Option<RowSelection>,
+    /// The filter whose row groups are worth reading (see [`row_groups_may_match`]); all when None.
+    prune: Option<Predicate>,
+}
+
+/// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
+/// over just their rows (what a reader of those row groups alone takes).
+fn within_row_groups(selection: &RowSelection, metadata: &parquet::file::metadata::ParquetMetaData, kept: &[usize]) -> RowSelection {
+    let mut selected = Vec::new();
+    let mut at = 0usize;
+    for selector in selection.iter() {
+        if !selector.skip {
+            selected.push(at..at + selector.row_count);
+        }
+        at += selector.row_count;
+    }
+    let mut starts = Vec::with_capacity(metadata.num_row_groups());
+    let mut start = 0usize;
+    for g in 0..metadata.num_row_groups() {
+        starts.push(start);
+        start += metadata.row_group(g).num_rows() as usize;
+    }
+    let mut ranges = Vec::new();
+    let mut base = 0usize;
+    for &g in kept {
+        let (first, rows) = (starts[g], metadata.row_group(g).num_rows() as usize);
+        for range in &selected {
+            let (lo, hi) = (range.start.max(first), range.end.min(first + rows));
+            if lo < hi {
+                ranges.push(lo - first + base..hi - first + base);
+            }
+        }
+        base += rows;
+    }
+    RowSelection::from_consecutive_ranges(ranges.into_iter(), base)
 }
 
 fn field_id(field: &arrow::datatypes::Field) -> Option<i32> {
@@ -1622,9 +1676,24 @@ impl TableScan {
                 });
             }
         }
-        let builder = match selection {
-            Some(selection) => builder.with_row_selection(selection),
-            None => builder,
+        let groups = builder.metadata().num_row_groups();
+        let kept = match &self.prune {
+            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema),
+            None => (0..groups).collect(),
+        };
+        let builder = if kept.len() < groups {
+            // The selection covers the kept groups' rows only, one after another.
+            let selection = selection.map(|s| within_row_groups(&s, builder.metadata(), &kept));
+            let builder = builder.with_row_groups(kept);
+            match selection {
+                Some(selection) => builder.with_row_selection(selection),
+                None => builder,
+            }
+        } else {
+            match selection {
+                Some(selection) => builder.with_row_selection(selection),
+                None => builder,
+            }
         };
         let reader = builder
             .with_projection(mask)
@@ -2000,21 +2069,26 @@ mod tests {
     use crate::rand::SplitMix64 as Rng;
 
     fn random_predicate(rng: &mut Rng, depth: u32) -> Predicate {
+        random_predicate_over(rng, depth, 1200)
+    }
+
+    /// A random predicate over columns k (values below `k_span`), b, s and x.
+    fn random_predicate_over(rng: &mut Rng, depth: u32, k_span: u64) -> Predicate {
         let column = ["k", "b", "s", "x"][rng.below(4) as usize].to_owned();
         let value = |rng: &mut Rng, column: &str| -> serde_json::Value {
             match column {
-                "k" => serde_json::json!(rng.below(1200) as i64 - 100),
+                "k" => serde_json::json!(rng.below(k_span) as i64 - 100),
                 "b" => if rng.below(10) == 0 { serde_json::json!(rng.below(50) as f64 + 0.5) } else { serde_json::json!(rng.below(60) as i64) },
                 "s" => serde_json::json!(format!("s{}", rng.below(40))),
                 _ => serde_json::json!((rng.below(2000) as f64 - 1000.0) / 10.0),
             }
         };
         if depth > 0 && rng.below(3) == 0 {
-            let args = (0..1 + rng.below(3)).map(|_| random_predicate(rng, depth - 1)).collect();
+            let args = (0..1 + rng.below(3)).map(|_| random_predicate_over(rng, depth - 1, k_span)).collect();
             return match rng.below(3) {
                 0 => Predicate::And { args },
                 1 => Predicate::Or { args },
-                _ => Predicate::Not { arg: Box::new(random_predicate(rng, depth - 1)) },
+                _ => Predicate::Not { arg: Box::new(random_predicate_over(rng, depth - 1, k_span)) },
             };
         }
         let v = value(rng, &column);
@@ -2334,6 +2408,78 @@ mod tests {
         assert!(matches!(table.rollback_to(42), Err(Error::NotFound(m)) if m.contains("42")));
         let now = now_ms();
         assert_eq!(table.snapshot(None, Some(now)).unwrap().map(|s| s.snapshot_id), Some(fourth));
+    }
+
+    #[test]
+    fn row_groups_pruned_by_footer_statistics_leave_exactly_the_rows_of_a_full_scan_with_deletes_too() {
+        use arrow::array::{Float64Array, Int32Array};
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(ArrowSchema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("b", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+        ]));
+        let properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "16".to_owned())]);
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema, properties, &HashMap::new()).unwrap();
+        let mut rng = Rng(23);
+        // Four files of sorted k (so their row groups hold disjoint bands of it), nulls in every other column.
+        for f in 0..4i64 {
+            let n = 100 + rng.below(60) as usize;
+            let mut k: Vec<i64> = (0..n).map(|_| f * 250 + rng.below(300) as i64).collect();
+            k.sort_unstable();
+            let b: Vec<Option<i32>> = (0..n).map(|i| (rng.below(5) != 0).then(|| (i / 16) as i32 * 10 + rng.below(10) as i32)).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(k)), Arc::new(Int32Array::from(b)), Arc::new(StringArray::from(s)), Arc::new(Float64Array::from(x))],
+            )
+            .unwrap();
+            table.append(RecordBatchIterator::new(vec![Ok(batch)], schema.clone())).unwrap();
+        }
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,14,25,36,47]}"#).unwrap())).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert!(files.iter().any(|f| !f.deletes.is_empty()));
+        let keys = |stream: BatchStream| {
+            let mut out: Vec<(i64, Option<i32>, Option<String>)> = stream
+                .flat_map(|b| {
+                    let b = b.unwrap();
+                    let k = b.column(0).as_primitive::<Int64Type>().clone();
+                    let bb = b.column(1).as_primitive::<Int32Type>().clone();
+                    let ss = b.column(2).as_string::<i32>().clone();
+                    (0..b.num_rows())
+                        .map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)), ss.is_valid(i).then(|| ss.value(i).to_owned())))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        // The slow twin: every live row, the filter applied after.
+        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let footers: Vec<Arc<parquet::file::metadata::ParquetMetaData>> = files
+            .iter()
+            .map(|f| {
+                let bytes = table.storage.get(table.storage.relative(&f.file_path).unwrap()).unwrap();
+                ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap().metadata().clone()
+            })
+            .collect();
+        assert!(footers.iter().all(|m| m.num_row_groups() >= 6), "row groups of 16 rows");
+        let table_schema = table.arrow_schema().unwrap(); // with the field ids the footers carry
+        let (mut pruned, mut kept) = (0, 0);
+        for _ in 0..400 {
+            let predicate = random_predicate_over(&mut rng, 2, 1000);
+            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
+            assert_eq!(got, want, "{}", predicate.to_json());
+            for footer in &footers {
+                let groups = row_groups_may_match(&predicate, footer, &table_schema);
+                kept += groups.len();
+                pruned += footer.num_row_groups() - groups.len();
+            }
+        }
+        assert!(pruned > 2000 && kept > 1000, "row groups pruned {pruned}, kept {kept}");
     }
 
     #[test]
