@@ -92,6 +92,11 @@ impl Table {
         mut properties: BTreeMap<String, String>,
         options: &HashMap<String, String>,
     ) -> Result<Self> {
+        if let Some(v) = properties.get(ROW_GROUP_ROWS) {
+            if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
+                return Err(Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'")));
+            }
+        }
         let storage = Storage::open(location, options)?;
         let (iceberg, vectors) = Schema::from_arrow(schema)?;
         for (id, dim) in vectors {

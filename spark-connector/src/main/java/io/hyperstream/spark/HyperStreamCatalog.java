@@ -232,8 +232,12 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             throw new TableAlreadyExistsException(ident);
         }
         Map<String, Integer> vectors = new HashMap<>();
+        Map<String, String> kept = new HashMap<>();
         for (Map.Entry<String, String> p : properties.entrySet()) {
             String key = p.getKey();
+            if (key.startsWith("hyperstream.")) {
+                kept.put(key, p.getValue()); // the table's own settings, e.g. hyperstream.write.row-group-rows
+            }
             if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 String column = key.substring("vector.".length(), key.length() - ".dimension".length());
                 try {
@@ -244,7 +248,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             }
         }
         try (BufferAllocator allocator = Allocators.child("spark-create");
-                NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), Map.of(),
+                NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), kept,
                         Map.of(), allocator)) {
             return new HyperStreamPathTable(PathOptions.from(Map.of("path", dir.toString())),
                     SparkTypes.toStructType(table.schema(allocator)));

@@ -184,13 +184,20 @@ class SparkCatalogTest {
     @Test
     void limitIsPushedIntoTheScanAndDeletedRowsDoNotCount() {
         sql("CREATE NAMESPACE lake.lim");
-        sql("CREATE TABLE lake.lim.t (id BIGINT NOT NULL, name STRING) USING hyperstream");
+        sql("CREATE TABLE lake.lim.t (id BIGINT NOT NULL, name STRING) USING hyperstream "
+                + "TBLPROPERTIES ('hyperstream.write.row-group-rows' = '100')");
+        // A filter on the (ascending) id reads only the row groups that may hold it, with the same answer.
+        Exception bad = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.lim.bad (id BIGINT) USING hyperstream "
+                + "TBLPROPERTIES ('hyperstream.write.row-group-rows' = 'many')"));
+        assertTrue(bad.getMessage().contains("hyperstream.write.row-group-rows"), bad.getMessage());
         for (int i = 0; i < 3; i++) {
             sql("INSERT INTO lake.lim.t SELECT id, concat('n', id) FROM range(" + i * 1000 + ", " + (i + 1) * 1000 + ")");
         }
         String plan = spark.sql("SELECT id FROM lake.lim.t LIMIT 5").queryExecution().executedPlan().toString();
         assertTrue(plan.contains("limit=5"), plan);
         assertEquals(5, sql("SELECT id FROM lake.lim.t LIMIT 5").size());
+        assertEquals(List.of(1234L, 1777L), sql("SELECT id FROM lake.lim.t WHERE id IN (1234, 1777) ORDER BY id").stream()
+                .map(r -> r.getLong(0)).toList());
         List<Long> late = sql("SELECT id FROM lake.lim.t WHERE id >= 2990 LIMIT 100").stream().map(r -> r.getLong(0)).toList();
         assertEquals(10, late.size());
         assertTrue(late.stream().allMatch(id -> id >= 2990), late.toString());
