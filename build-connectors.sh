@@ -8,7 +8,8 @@
 #   test    every test: Rust (cargo), the GPU backends compiled, JNI, Spark and Trino (Maven Surefire)
 #   demo    build, then query native rows through a local Spark and an in-process Trino
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
-#           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader
+#           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
+#           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #
@@ -157,6 +158,12 @@ case "$command" in
       shift
       step "scan benchmark: a HyperStream table vs Spark's Parquet reader, full scans into Spark"
       run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.ScanBenchmark "$@"
+    elif [ "${1:-}" = topk ]; then
+      shift
+      step "top-k benchmark: exact top-10 through Spark SQL vs the native call"
+      run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.TopKBenchmark "$@"
+      step "top-k benchmark: exact top-10 through Trino vs the native call"
+      run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TopKBenchmark "$@"
     else
       step "bridge benchmark: native stream into Java vectors vs memcpy"
       run_main "$JAVA17_HOME" native/java io.hyperstream.jni.BridgeBenchmark "$@"

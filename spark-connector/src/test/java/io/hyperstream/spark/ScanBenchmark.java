@@ -87,7 +87,7 @@ public final class ScanBenchmark {
         return sorted.get(sorted.size() / 2);
     }
 
-    private static void delete(File file) {
+    static void delete(File file) {
         File[] children = file.listFiles();
         if (children != null) {
             for (File child : children) {

@@ -221,6 +221,33 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
+     * The values of the bigint column {@code keyColumn} of the {@code search.k()} rows nearest the
+     * query, nearest first: {@link #search} for callers that want only the rows' keys (and no Arrow).
+     */
+    public long[] searchKeys(String[] dataFiles, String keyColumn, String filter, VectorSearch search) {
+        try (BufferAllocator allocator = Allocators.child("search-keys");
+                ArrowReader reader = search(allocator, dataFiles, new String[] {keyColumn}, filter, search, 1024)) {
+            List<Long> keys = new ArrayList<>();
+            while (reader.loadNextBatch()) {
+                org.apache.arrow.vector.BigIntVector column = (org.apache.arrow.vector.BigIntVector) reader.getVectorSchemaRoot().getVector(0);
+                for (int i = 0; i < column.getValueCount(); i++) {
+                    keys.add(column.isNull(i) ? null : column.get(i));
+                }
+            }
+            return keys.stream().mapToLong(k -> {
+                if (k == null) {
+                    throw new InvalidArgumentException("key column '" + keyColumn + "' holds a null among the nearest rows");
+                }
+                return k;
+            }).toArray();
+        } catch (java.io.IOException e) {
+            throw new HyperStreamIOException("reading the nearest rows' keys: " + e.getMessage(), e);
+        } catch (ClassCastException e) {
+            throw new InvalidArgumentException("key column '" + keyColumn + "' is not a bigint column");
+        }
+    }
+
+    /**
      * Declares an HNSW index on a float vector column and builds it for every live data file from
      * the vectors kept beside it, without rewriting data; files written later are indexed as they
      * are written. {@code definition} is JSON, every field optional:
