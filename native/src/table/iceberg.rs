@@ -2073,6 +2073,23 @@ mod tests {
 
     use crate::rand::SplitMix64 as Rng;
 
+    /// The table of the random pruning tests: a key `k` and nullable `b`, `s`, `x`.
+    fn kbsx_schema() -> SchemaRef {
+        Arc::new(ArrowSchema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("b", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+        ]))
+    }
+
+    fn kbsx_rows(k: Vec<i64>, b: Vec<Option<i32>>, s: Vec<Option<String>>, x: Vec<Option<f64>>) -> impl RecordBatchReader {
+        use arrow::array::{Float64Array, Int32Array};
+        let columns: Vec<ArrayRef> =
+            vec![Arc::new(Int64Array::from(k)), Arc::new(Int32Array::from(b)), Arc::new(StringArray::from(s)), Arc::new(Float64Array::from(x))];
+        RecordBatchIterator::new(vec![RecordBatch::try_new(kbsx_schema(), columns)], kbsx_schema())
+    }
+
     fn random_predicate(rng: &mut Rng, depth: u32) -> Predicate {
         random_predicate_over(rng, depth, 1200)
     }
@@ -2114,14 +2131,8 @@ mod tests {
 
     #[test]
     fn pruned_scans_return_exactly_the_rows_of_a_full_scan_filtered_after() {
-        use arrow::array::{Float64Array, Int32Array};
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(ArrowSchema::new(vec![
-            Field::new("k", DataType::Int64, false),
-            Field::new("b", DataType::Int32, true),
-            Field::new("s", DataType::Utf8, true),
-            Field::new("x", DataType::Float64, true),
-        ]));
+        let schema = kbsx_schema();
         let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
         let mut rng = Rng(7);
         // Ten files, each a band of k (so bounds prune), with nulls, all-null and constant columns in some.
@@ -2131,17 +2142,7 @@ mod tests {
             let b: Vec<Option<i32>> = (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| if f == 5 { 7 } else { rng.below(60) as i32 })).collect();
             let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", f * 3 + rng.below(10) as i64))).collect();
             let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
-            let batch = RecordBatch::try_new(
-                schema.clone(),
-                vec![
-                    Arc::new(Int64Array::from(k)),
-                    Arc::new(Int32Array::from(b)),
-                    Arc::new(StringArray::from(s)),
-                    Arc::new(Float64Array::from(x)),
-                ],
-            )
-            .unwrap();
-            table.append(RecordBatchIterator::new(vec![Ok(batch)], schema.clone())).unwrap();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         let keys = |stream: BatchStream| {
@@ -2417,14 +2418,8 @@ mod tests {
 
     #[test]
     fn row_groups_pruned_by_footer_statistics_leave_exactly_the_rows_of_a_full_scan_with_deletes_too() {
-        use arrow::array::{Float64Array, Int32Array};
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(ArrowSchema::new(vec![
-            Field::new("k", DataType::Int64, false),
-            Field::new("b", DataType::Int32, true),
-            Field::new("s", DataType::Utf8, true),
-            Field::new("x", DataType::Float64, true),
-        ]));
+        let schema = kbsx_schema();
         let properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "16".to_owned())]);
         let mut table = Table::create(dir.path().to_str().unwrap(), &schema, properties, &HashMap::new()).unwrap();
         let mut rng = Rng(23);
@@ -2436,12 +2431,7 @@ mod tests {
             let b: Vec<Option<i32>> = (0..n).map(|i| (rng.below(5) != 0).then(|| (i / 16) as i32 * 10 + rng.below(10) as i32)).collect();
             let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
             let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
-            let batch = RecordBatch::try_new(
-                schema.clone(),
-                vec![Arc::new(Int64Array::from(k)), Arc::new(Int32Array::from(b)), Arc::new(StringArray::from(s)), Arc::new(Float64Array::from(x))],
-            )
-            .unwrap();
-            table.append(RecordBatchIterator::new(vec![Ok(batch)], schema.clone())).unwrap();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
         table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,14,25,36,47]}"#).unwrap())).unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
