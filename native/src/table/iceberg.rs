@@ -630,9 +630,7 @@ impl Table {
             totals.data_files += added.len() as i64;
             if overwrite {
                 let removed = self.data_files(parent.as_ref())?;
-                let mut removed_deletes: Vec<DataFile> = removed.iter().flat_map(|f| f.deletes.iter().cloned()).collect();
-                removed_deletes.sort_by(|a, b| a.file_path.cmp(&b.file_path));
-                removed_deletes.dedup_by(|a, b| a.file_path == b.file_path);
+                let removed_deletes = delete_files_of(&removed);
                 for (content, files) in [(0, &removed), (1, &removed_deletes)] {
                     if !files.is_empty() {
                         let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
@@ -752,8 +750,7 @@ impl Table {
             if deleted_rows == 0 {
                 return Ok((None, 0));
             }
-            replaced.sort_by(|a, b| a.file_path.cmp(&b.file_path));
-            replaced.dedup_by(|a, b| a.file_path == b.file_path);
+            let replaced = unique_by_path(replaced);
             let delta = RowDelta { operation: "delete", removed: &removed, replaced: &replaced, added_deletes: &added, added: &[] };
             let committed = self.commit_row_delta(&change, parent.as_ref(), &delta)?;
             if committed {
@@ -866,9 +863,7 @@ impl Table {
         if chosen.is_empty() {
             return Ok(None);
         }
-        let mut replaced: Vec<DataFile> = chosen.iter().flat_map(|f| f.deletes.iter().cloned()).collect();
-        replaced.sort_by(|a, b| a.file_path.cmp(&b.file_path));
-        replaced.dedup_by(|a, b| a.file_path == b.file_path);
+        let replaced = delete_files_of(&chosen);
         let mut rows = self.scan_files(chosen.clone(), None, 64 * 1024)?;
         let schema = rows.schema();
         let mut written = Vec::new();
@@ -1407,6 +1402,18 @@ impl Totals {
     }
 }
 
+/// The delete files that apply to `files`, each once (one may apply to several data files).
+fn delete_files_of(files: &[DataFile]) -> Vec<DataFile> {
+    unique_by_path(files.iter().flat_map(|f| f.deletes.iter().cloned()).collect())
+}
+
+/// `files` sorted by path, each path once.
+fn unique_by_path(mut files: Vec<DataFile>) -> Vec<DataFile> {
+    files.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+    files.dedup_by(|a, b| a.file_path == b.file_path);
+    files
+}
+
 /// The rows of `file` its delete files delete.
 fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreemap> {
     let mut deleted = RoaringTreemap::new();
@@ -1686,19 +1693,16 @@ impl TableScan {
             Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema),
             None => (0..groups).collect(),
         };
-        let builder = if kept.len() < groups {
+        let (builder, selection) = if kept.len() < groups {
             // The selection covers the kept groups' rows only, one after another.
             let selection = selection.map(|s| within_row_groups(&s, builder.metadata(), &kept));
-            let builder = builder.with_row_groups(kept);
-            match selection {
-                Some(selection) => builder.with_row_selection(selection),
-                None => builder,
-            }
+            (builder.with_row_groups(kept), selection)
         } else {
-            match selection {
-                Some(selection) => builder.with_row_selection(selection),
-                None => builder,
-            }
+            (builder, selection)
+        };
+        let builder = match selection {
+            Some(selection) => builder.with_row_selection(selection),
+            None => builder,
         };
         let reader = builder
             .with_projection(mask)

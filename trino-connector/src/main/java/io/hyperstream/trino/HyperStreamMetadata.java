@@ -221,7 +221,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             if (handle.constraint().isNone()) {
                 return Optional.empty();
             }
-            return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(TupleDomain.none(), handle.expression()),
+            return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(TupleDomain.none(), handle.expressions()),
                     TupleDomain.all(), constraint.getExpression(), false));
         }
         Map<HyperStreamColumnHandle, Domain> taken = new LinkedHashMap<>();
@@ -235,25 +235,21 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             }
         }
         TupleDomain<HyperStreamColumnHandle> combined = handle.constraint().intersect(TupleDomain.withColumnDomains(taken));
-        // The expression's conjuncts: the translated ones join the handle's expression.
-        List<String> pushed = new ArrayList<>();
+        // The expression's conjuncts: the translated ones join the handle's (one it enforces already is dropped).
+        List<String> expressions = new ArrayList<>(handle.expressions());
         List<ConnectorExpression> kept = new ArrayList<>();
         for (ConnectorExpression conjunct : TrinoFilters.conjuncts(constraint.getExpression())) {
             String filter = TrinoFilters.toFilter(conjunct, constraint.getAssignments());
             if (filter == null) {
                 kept.add(conjunct);
-            } else if (handle.expression() == null || !handle.expression().contains(filter)) {
-                pushed.add(filter); // (one the scan enforces already is dropped, not pushed twice)
+            } else if (!expressions.contains(filter)) {
+                expressions.add(filter);
             }
         }
-        if (combined.equals(handle.constraint()) && pushed.isEmpty()) {
+        if (combined.equals(handle.constraint()) && expressions.equals(handle.expressions())) {
             return Optional.empty();
         }
-        if (handle.expression() != null) {
-            pushed.add(0, handle.expression());
-        }
-        String expression = pushed.isEmpty() ? null : pushed.size() == 1 ? pushed.get(0) : io.hyperstream.jni.Filters.and(pushed);
-        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined, expression),
+        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined, expressions),
                 TupleDomain.withColumnDomains(remaining), TrinoFilters.and(kept), false));
     }
 

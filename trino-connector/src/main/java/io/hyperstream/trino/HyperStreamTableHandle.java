@@ -14,8 +14,8 @@ import java.util.List;
  * A table of the catalog: a stored table ({@code location} and the snapshot read, -1 for an empty
  * table) or, when {@code location} is null, the generated sample table and its parameters. A stored
  * table's handle also carries what was pushed into its scan: the {@code constraint} the native scan
- * enforces, and beside it the {@code expression} (a native filter, null for none) it enforces for
- * what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
+ * enforces, and beside it the {@code expressions} (native filters, all of which a row must pass) it
+ * enforces for what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
  * only the {@code topK} rows nearest by that distance are read; when {@code limit} is positive, a
  * pushed LIMIT: each split stops after that many rows (and, without a filter, only the files that
  * hold the first {@code limit} rows are planned); when {@code countStar}, the scan is a pushed
@@ -30,7 +30,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("location") String location,
         @JsonProperty("snapshotId") long snapshotId,
         @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
-        @JsonProperty("expression") String expression,
+        @JsonProperty("expressions") List<String> expressions,
         @JsonProperty("distance") VectorDistance distance,
         @JsonProperty("topK") long topK,
         @JsonProperty("limit") long limit,
@@ -41,6 +41,7 @@ public record HyperStreamTableHandle(
         requireNonNull(schemaName, "schemaName is null");
         requireNonNull(tableName, "tableName is null");
         constraint = constraint == null ? TupleDomain.all() : constraint;
+        expressions = expressions == null ? List.of() : List.copyOf(expressions);
         if (topK > 0 && distance == null) {
             throw new IllegalArgumentException("a top-k needs a distance");
         }
@@ -48,50 +49,52 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
-                TupleDomain.all(), null, null, 0, 0, false);
+                TupleDomain.all(), List.of(), null, 0, 0, false);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), null, null, 0, 0, false);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), List.of(), null, 0, 0, false);
     }
 
-    HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, String newExpression) {
+    HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                newConstraint, newExpression, distance, topK, limit, countStar);
+                newConstraint, newExpressions, distance, topK, limit, countStar);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expression, newDistance, topK, limit, countStar);
+                constraint, expressions, newDistance, topK, limit, countStar);
     }
 
     HyperStreamTableHandle withTopK(long k) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expression, distance, k, limit, countStar);
+                constraint, expressions, distance, k, limit, countStar);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
-                constraint, expression, distance, topK, rows, countStar);
+                constraint, expressions, distance, topK, rows, countStar);
     }
 
     HyperStreamTableHandle withCountStar() {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expression, distance, topK, limit, true);
+                constraint, expressions, distance, topK, limit, true);
     }
 
     /** The native filter of everything pushed: the constraint and the expression; null for none. */
     public String filter() {
+        List<String> all = new ArrayList<>();
         String domains = TrinoFilters.toFilter(constraint);
-        if (expression == null) {
-            return domains;
+        if (domains != null) {
+            all.add(domains);
         }
-        return domains == null ? expression : io.hyperstream.jni.Filters.and(domains, expression);
+        all.addAll(expressions);
+        return all.isEmpty() ? null : all.size() == 1 ? all.get(0) : io.hyperstream.jni.Filters.and(all);
     }
 
     /** Whether a filter was pushed (a LIMIT then cannot tell which files hold its rows). */
     public boolean isFiltered() {
-        return !constraint.isAll() || expression != null;
+        return !constraint.isAll() || !expressions.isEmpty();
     }
 
     public boolean isStored() {
