@@ -3,6 +3,123 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
+
+use super::topk::{exact_top_k, Neighbor, TopK};
+use super::{FloatQuery, Metric};
+use crate::{Error, Result};
+
+/// Where a batched search runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// CUDA when it is compiled in, a device answers and the batch is large enough to pay for copying
+    /// the vectors over; the CPU otherwise.
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl Backend {
+    /// Parses `auto`, `cpu` or `cuda` (case-insensitive).
+    pub fn parse(name: &str) -> Result<Backend> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Backend::Auto),
+            "cpu" => Ok(Backend::Cpu),
+            "cuda" => Ok(Backend::Cuda),
+            other => Err(Error::invalid(format!("unknown search backend '{other}' (known: auto, cpu, cuda)"))),
+        }
+    }
+}
+
+/// A batched search's answer and the backend that computed it.
+#[derive(Debug, Clone)]
+pub struct BatchResult {
+    /// Per query, the nearest rows first.
+    pub neighbors: Vec<Vec<Neighbor>>,
+    /// `cpu` or `cuda`.
+    pub backend: &'static str,
+}
+
+/// Below this many distance terms (queries × rows × dimension) `Auto` stays on the CPU: copying the
+/// vectors to the device costs more than the CPU's whole search.
+const AUTO_GPU_MIN_WORK: usize = 1 << 30;
+
+/// The `k` nearest of `vectors` (rows of `dim` floats, back to back) to each query, nearest first, by
+/// a float `metric`, on `backend`. Every backend checks the queries the same way and orders results
+/// the same way (distance, NaN last, ties to the lower row).
+pub fn batch_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize, backend: Backend) -> Result<BatchResult> {
+    if dim == 0 || vectors.len() % dim != 0 {
+        return Err(Error::invalid(format!("{} values are not whole vectors of {dim}", vectors.len())));
+    }
+    if queries.is_empty() {
+        return Err(Error::invalid("vector search needs at least one query vector"));
+    }
+    let checked = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<Vec<_>>>()?;
+    let use_cuda = match backend {
+        Backend::Cpu => false,
+        Backend::Cuda => true,
+        Backend::Auto => cfg!(feature = "cuda") && queries.len().saturating_mul(vectors.len()) >= AUTO_GPU_MIN_WORK && cuda_answers(),
+    };
+    if use_cuda {
+        return Ok(BatchResult { neighbors: cuda_top_k(vectors, dim, metric, queries, k)?, backend: "cuda" });
+    }
+    Ok(BatchResult { neighbors: cpu_top_k(&checked, vectors, k), backend: "cpu" })
+}
+
+/// Rows per task of a batched CPU search: a block small enough to stay in a core's cache while every
+/// query of the batch is compared with it.
+const CPU_BATCH_ROWS: usize = 256;
+
+fn cpu_top_k(queries: &[FloatQuery], vectors: &[f32], k: usize) -> Vec<Vec<Neighbor>> {
+    if queries.len() == 1 {
+        return vec![exact_top_k(&queries[0], vectors, None, 0, k).into_sorted()];
+    }
+    let dim = queries.first().map_or(1, FloatQuery::dimension);
+    let fresh = || queries.iter().map(|_| TopK::new(k)).collect::<Vec<_>>();
+    vectors
+        .par_chunks(CPU_BATCH_ROWS * dim)
+        .enumerate()
+        .map(|(block, rows)| {
+            let mut tops = fresh();
+            let first = (block * CPU_BATCH_ROWS) as u64;
+            for (query, top) in queries.iter().zip(tops.iter_mut()) {
+                for (i, v) in rows.chunks_exact(dim).enumerate() {
+                    top.push(Neighbor { distance: query.distance(v), ordinal: first + i as u64 });
+                }
+            }
+            tops
+        })
+        .reduce(fresh, |mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| x.merge(y));
+            a
+        })
+        .into_iter()
+        .map(TopK::into_sorted)
+        .collect()
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_answers() -> bool {
+    super::cuda::device().is_ok()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_answers() -> bool {
+    false
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+    let device = super::cuda::device()?;
+    let resident = device.upload(vectors, dim)?;
+    device.top_k(&resident, metric, queries, k)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_top_k(_: &[f32], _: usize, _: Metric, _: &[Vec<f32>], _: usize) -> Result<Vec<Vec<Neighbor>>> {
+    Err(Error::invalid("the CUDA backend is not compiled into this library (build with --features cuda)"))
+}
+
 /// One backend's probe result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendStatus {
@@ -45,7 +162,7 @@ pub fn probe() -> Vec<BackendStatus> {
     ]
 }
 
-fn status(name: &'static str, compiled: bool, outcome: Result<String, String>) -> BackendStatus {
+fn status(name: &'static str, compiled: bool, outcome: std::result::Result<String, String>) -> BackendStatus {
     match outcome {
         Ok(detail) => BackendStatus { name, compiled, available: true, detail },
         Err(detail) => BackendStatus { name, compiled, available: false, detail },
@@ -54,7 +171,7 @@ fn status(name: &'static str, compiled: bool, outcome: Result<String, String>) -
 
 /// Runs a probe that may panic (dynamic loading of a missing driver does) and reports the panic.
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn guarded(probe: impl FnOnce() -> Result<String, String>) -> Result<String, String> {
+fn guarded(probe: impl FnOnce() -> std::result::Result<String, String>) -> std::result::Result<String, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(probe)).unwrap_or_else(|payload| {
         let msg = payload
             .downcast_ref::<String>()
@@ -67,10 +184,8 @@ fn guarded(probe: impl FnOnce() -> Result<String, String>) -> Result<String, Str
 
 #[cfg(feature = "cuda")]
 fn probe_cuda() -> BackendStatus {
-    let outcome = guarded(|| {
-        let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| e.to_string())?;
-        ctx.name().map_err(|e| e.to_string())
-    });
+    // Starting the device also compiles the kernels, so "available" means a search can run.
+    let outcome = guarded(|| super::cuda::device().map(|d| d.name().to_owned()).map_err(|e| e.to_string()));
     status("cuda", true, outcome)
 }
 
@@ -111,5 +226,40 @@ mod tests {
         assert_eq!(report[1].compiled, cfg!(feature = "cuda"));
         assert_eq!(report[2].compiled, cfg!(feature = "wgpu"));
         assert!(report.iter().all(|b| b.compiled || !b.available));
+    }
+
+    #[test]
+    fn the_cpu_backend_answers_as_the_exact_search_does() {
+        let dim = 7;
+        let vectors = crate::vector::test_values(3, 500 * dim);
+        let queries: Vec<Vec<f32>> = (0..4).map(|i| crate::vector::test_values(10 + i, dim)).collect();
+        for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
+            let result = batch_top_k(&vectors, dim, metric, &queries, 9, Backend::Cpu).unwrap();
+            assert_eq!(result.backend, "cpu");
+            for (q, found) in queries.iter().zip(&result.neighbors) {
+                let query = FloatQuery::new(metric, q.clone(), dim).unwrap();
+                let expected = exact_top_k(&query, &vectors, None, 0, 9).into_sorted();
+                assert_eq!(found.iter().map(|n| n.ordinal).collect::<Vec<_>>(), expected.iter().map(|n| n.ordinal).collect::<Vec<_>>());
+            }
+            // Small batches stay on the CPU under Auto.
+            assert_eq!(batch_top_k(&vectors, dim, metric, &queries, 9, Backend::Auto).unwrap().backend, "cpu");
+        }
+    }
+
+    #[test]
+    fn batched_searches_refuse_bad_input_by_name() {
+        let vectors = vec![0.0; 12];
+        let err = batch_top_k(&vectors, 5, Metric::L2, &[vec![0.0; 5]], 1, Backend::Cpu).unwrap_err();
+        assert!(err.to_string().contains("not whole vectors of 5"), "{err}");
+        let err = batch_top_k(&vectors, 3, Metric::L2, &[vec![0.0; 4]], 1, Backend::Cpu).unwrap_err();
+        assert!(err.to_string().contains("4 dimensions"), "{err}");
+        let err = batch_top_k(&vectors, 3, Metric::L2, &[vec![f32::NAN, 0.0, 0.0]], 1, Backend::Auto).unwrap_err();
+        assert!(err.to_string().contains("NaN"), "{err}");
+        let err = Backend::parse("tpu").unwrap_err();
+        assert!(err.to_string().contains("'tpu'"), "{err}");
+        if !cfg!(feature = "cuda") {
+            let err = batch_top_k(&vectors, 3, Metric::L2, &[vec![0.0; 3]], 1, Backend::Cuda).unwrap_err();
+            assert!(err.to_string().contains("--features cuda"), "{err}");
+        }
     }
 }

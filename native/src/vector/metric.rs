@@ -116,6 +116,11 @@ impl FloatQuery {
         self.vector.len()
     }
 
+    /// The query's Euclidean norm (what cosine distances divide by).
+    pub fn norm(&self) -> f32 {
+        self.norm
+    }
+
     /// The distance from the query to `v` (which has the query's dimension).
     #[inline]
     pub fn distance(&self, v: &[f32]) -> f32 {

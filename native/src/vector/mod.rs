@@ -1,6 +1,8 @@
 //! Vector search: distance kernels with run-time instruction-set dispatch, metrics, exact top-k and
 //! its merge, search over record-batch streams and vector sidecars, and the probe for the GPU backends in this build.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod gpu;
 pub mod hnsw;
 pub mod kernels;
