@@ -135,8 +135,9 @@ case "$command" in
     export HYPERSTREAM_TEST_PYTHON="$root/target/test-venv/bin/python"
     step "Rust tests (cargo test --release $(cargo_features))"
     cargo test --release $(cargo_features)
-    step "GPU backends compile (cargo check --release --features cuda,wgpu)"
+    step "GPU backends compile (cargo check --release --features cuda,wgpu); CUDA tests (they skip, saying why, without a device)"
     cargo check --release --features cuda,wgpu
+    cargo test --release --features cuda --test gpu_cuda -- --nocapture
     build_native
     step "JNI, Spark and Trino tests (mvn install)"
     maven install -Dhyperstream.test.python="$root/target/test-venv/bin/python"

@@ -140,6 +140,41 @@ fn batched_distances_equal_the_cpu_distances() {
 }
 
 #[test]
+fn the_matrix_product_path_and_the_direct_kernel_agree() {
+    let Some(gpu) = device_or_skip("the_matrix_product_path") else { return };
+    let mut rng = Rng(23);
+    let dim = 300;
+    let vectors: Vec<f32> = (0..6_000 * dim).map(|_| rng.unit()).collect();
+    let queries: Vec<Vec<f32>> = (0..9).map(|_| (0..dim).map(|_| rng.unit()).collect()).collect();
+    let resident = gpu.upload(&vectors, dim).unwrap();
+    for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct] {
+        if !gpu.uses_matrix_product(metric, queries.len()) {
+            eprintln!("the_matrix_product_path: cuBLAS did not load, only the direct kernel runs");
+            return;
+        }
+        assert!(!gpu.uses_matrix_product(metric, 1));
+        // Queries that are stored rows find themselves first at distance 0 (l2), however near others lie.
+        let own: Vec<Vec<f32>> = (100..109).map(|r| vectors[r * dim..(r + 1) * dim].to_vec()).collect();
+        let found = gpu.top_k(&resident, metric, &own, 3).unwrap();
+        for (i, top) in found.iter().enumerate() {
+            if metric != Metric::InnerProduct {
+                assert_eq!(top[0].ordinal, 100 + i as u64, "{metric}");
+            }
+            if metric == Metric::L2 {
+                assert_eq!(top[0].distance, 0.0);
+            }
+        }
+        let batched = gpu.distances(&resident, metric, &queries).unwrap();
+        for (q, query) in queries.iter().enumerate() {
+            let alone = gpu.distances(&resident, metric, std::slice::from_ref(query)).unwrap();
+            for (row, (a, b)) in alone.iter().zip(&batched[q * 6_000..(q + 1) * 6_000]).enumerate() {
+                assert!((a - b).abs() <= 1e-4 * a.abs().max(1.0), "{metric} query {q} row {row}: {a} alone, {b} batched");
+            }
+        }
+    }
+}
+
+#[test]
 fn binary_metrics_agree_with_the_cpu_kernels_exactly() {
     let Some(gpu) = device_or_skip("binary_metrics") else { return };
     let mut rng = Rng(13);

@@ -9,6 +9,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
@@ -122,6 +124,62 @@ extern "C" __global__ void binary_distances(const unsigned char* __restrict__ ve
     }
 }
 
+// norms[i] = the squared norm of vector i (one warp per vector).
+extern "C" __global__ void squared_norms(const float* __restrict__ vectors, unsigned long long n, unsigned dim,
+                                         float* __restrict__ norms) {
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned long long row = (unsigned long long)blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
+    if (row >= n) return;
+    const float* v = vectors + row * dim;
+    float acc = 0.0f;
+    for (unsigned d = lane; d < dim; d += 32) acc += v[d] * v[d];
+    acc = warp_sum(acc);
+    if (lane == 0) norms[row] = acc;
+}
+
+// Turns out[q * n + i] = query q · vector i (a matrix product) into the metric's distance, given the
+// vectors' squared norms and the queries' squared norms and norms.
+extern "C" __global__ void distances_from_dots(float* __restrict__ out, unsigned long long n, unsigned nq,
+                                               const float* __restrict__ vector_squares, const float* __restrict__ query_squares,
+                                               const float* __restrict__ query_norms, int metric) {
+    const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n * nq) return;
+    const unsigned long long row = i % n;
+    const unsigned q = (unsigned)(i / n);
+    const float dot = out[i];
+    const float vv = vector_squares[row];
+    float d;
+    if (metric == L2) {
+        const float squared = query_squares[q] + vv - 2.0f * dot;
+        d = sqrtf(squared < 0.0f ? 0.0f : squared);  // rounding can dip below zero; NaN stays NaN
+    } else if (metric == INNER_PRODUCT) {
+        d = -dot;
+    } else if (vv == 0.0f) {
+        d = 1.0f;
+    } else {
+        d = 1.0f - dot / (query_norms[q] * sqrtf(vv));
+        if (!isnan(d)) d = fminf(fmaxf(d, 0.0f), 2.0f);
+    }
+    out[i] = d;
+}
+
+// The l2 distances of chosen rows, computed directly: rows[q * per_query + j] is a row for query q.
+// Corrects the matrix-product form (|q|² + |v|² − 2 q·v), which loses the small distances of near rows
+// to cancellation, before the final selection.
+extern "C" __global__ void l2_of_rows(const float* __restrict__ vectors, unsigned dim, const float* __restrict__ queries,
+                                      const unsigned* __restrict__ rows, unsigned per_query, unsigned nq,
+                                      float* __restrict__ out) {
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned long long slot = (unsigned long long)blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
+    if (slot >= (unsigned long long)per_query * nq) return;
+    const float* q = queries + (slot / per_query) * dim;
+    const float* v = vectors + (unsigned long long)rows[slot] * dim;
+    float acc = 0.0f;
+    for (unsigned d = lane; d < dim; d += 32) { const float e = q[d] - v[d]; acc += e * e; }
+    acc = warp_sum(acc);
+    if (lane == 0) out[slot] = sqrtf(acc);
+}
+
 // A key whose unsigned order is the result order of distances: numbers ascending (-0 as +0), NaN last.
 __device__ __forceinline__ unsigned order_key(float d) {
     if (isnan(d)) return 0xffffffffu;
@@ -209,6 +267,11 @@ const SELECT_THREADS: u32 = 1024;
 const DISTANCE_THREADS: u32 = 256;
 const WARPS_PER_BLOCK: u64 = 8;
 const QUERY_TILE: usize = 8;
+/// From this many queries in a batch on, l2, cosine and inner-product distances come from one cuBLAS
+/// matrix product of the queries and the vectors (finished by `distances_from_dots`) instead of the
+/// direct kernel: the product reads each vector once for the whole batch and runs at the GPU's matrix
+/// rate. The direct kernel stays for small batches, l1 and binary vectors, and where cuBLAS is missing.
+const GEMM_MIN_QUERIES: usize = 4;
 /// The most distances one launch keeps on the device (1 GiB of f32); larger query sets are split.
 const MAX_DISTANCES: usize = 1 << 28;
 
@@ -234,6 +297,11 @@ pub struct CudaDevice {
     float_distances: CudaFunction,
     binary_distances: CudaFunction,
     select_top_k: CudaFunction,
+    squared_norms: CudaFunction,
+    distances_from_dots: CudaFunction,
+    l2_of_rows: CudaFunction,
+    /// cuBLAS, when its library loads.
+    blas: Option<CudaBlas>,
     name: String,
 }
 
@@ -245,14 +313,15 @@ pub struct DeviceVectors {
 }
 
 enum DeviceData {
-    Float(CudaSlice<f32>),
+    /// The vectors and their squared norms.
+    Float(CudaSlice<f32>, CudaSlice<f32>),
     Binary(CudaSlice<u8>),
 }
 
 impl std::fmt::Debug for DeviceVectors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match self.data {
-            DeviceData::Float(_) => "float",
+            DeviceData::Float(..) => "float",
             DeviceData::Binary(_) => "binary",
         };
         f.debug_struct("DeviceVectors").field("kind", &kind).field("rows", &self.rows).field("dim", &self.dim).finish()
@@ -281,6 +350,8 @@ pub fn device() -> Result<&'static CudaDevice> {
                     .downcast_ref::<String>()
                     .cloned()
                     .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    // cudarc's message goes on to list every file name it tried.
+                    .map(|m| m.split(" - searched").next().unwrap_or_default().to_owned())
                     .unwrap_or_else(|| "the CUDA driver could not be loaded".to_owned()))
             })
         })
@@ -296,11 +367,18 @@ impl CudaDevice {
         let ptx = compile_ptx_with_opts(KERNELS, options).map_err(|e| format!("NVRTC could not compile the kernels: {e}"))?;
         let module = ctx.load_module(ptx).map_err(|e| format!("loading the kernels: {e}"))?;
         let function = |name: &str| module.load_function(name).map_err(|e| format!("kernel {name}: {e}"));
+        let stream = ctx.default_stream();
+        // A missing cuBLAS library panics inside cudarc; the direct kernels then serve every metric.
+        let blas = std::panic::catch_unwind(|| CudaBlas::new(stream.clone()).ok()).ok().flatten();
         Ok(CudaDevice {
+            squared_norms: function("squared_norms")?,
+            distances_from_dots: function("distances_from_dots")?,
+            l2_of_rows: function("l2_of_rows")?,
+            blas,
             float_distances: function("float_distances")?,
             binary_distances: function("binary_distances")?,
             select_top_k: function("select_top_k")?,
-            stream: ctx.default_stream(),
+            stream,
             ctx,
             name,
         })
@@ -315,7 +393,16 @@ impl CudaDevice {
     pub fn upload(&self, vectors: &[f32], dim: usize) -> Result<DeviceVectors> {
         check_rows(vectors.len(), dim)?;
         let data = self.stream.clone_htod(vectors).map_err(|e| driver_error("upload", e))?;
-        Ok(DeviceVectors { data: DeviceData::Float(data), rows: vectors.len() / dim, dim })
+        let rows = vectors.len() / dim;
+        let mut squares = self.stream.alloc_zeros::<f32>(rows).map_err(|e| driver_error("allocation", e))?;
+        let (n, dim32) = (rows as u64, dim as u32);
+        let mut launch = self.stream.launch_builder(&self.squared_norms);
+        launch.arg(&data).arg(&n).arg(&dim32).arg(&mut squares);
+        let grid = u32::try_from(n.div_ceil(WARPS_PER_BLOCK)).map_err(|_| Error::invalid("too many vectors for one upload"))?;
+        let config = LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: `data` holds n * dim floats and `squares` n; the kernel stays inside both.
+        unsafe { launch.launch(config) }.map_err(|e| driver_error("norm kernel", e))?;
+        Ok(DeviceVectors { data: DeviceData::Float(data, squares), rows, dim })
     }
 
     /// Copies bit-packed binary vectors of `width` bytes (back to back) to the device.
@@ -326,7 +413,9 @@ impl CudaDevice {
     }
 
     /// The distance from every query to every vector: `queries.len() * vectors.rows()` values, query-major.
-    /// Float queries are checked as the CPU path checks them; binary queries hold byte values.
+    /// Float queries are checked as the CPU path checks them; binary queries hold byte values. Batches
+    /// that take the matrix-product path get l2 values in the product form, which is off by up to about
+    /// √(ε·(|q|² + |v|²)) for near rows; [`CudaDevice::top_k`] recomputes its answers directly.
     pub fn distances(&self, vectors: &DeviceVectors, metric: Metric, queries: &[Vec<f32>]) -> Result<Vec<f32>> {
         let prepared = self.prepare(vectors, metric, queries)?;
         let mut out = Vec::with_capacity(queries.len() * vectors.rows);
@@ -348,23 +437,39 @@ impl CudaDevice {
         let mut results = Vec::with_capacity(queries.len());
         for batch in prepared.batches() {
             let distances = self.launch_distances(vectors, metric, &batch)?;
-            let slots = batch.count * k;
+            // The product form of l2 blurs near rows: select more, recompute those directly, keep k.
+            let rerank = metric == Metric::L2 && self.uses_matrix_product(metric, batch.count);
+            let selected = if rerank { (2 * k + 32).min(vectors.rows) } else { k };
+            let slots = batch.count * selected;
             let mut rows = self.stream.alloc_zeros::<u32>(slots).map_err(|e| driver_error("allocation", e))?;
             let mut found = self.stream.alloc_zeros::<f32>(slots).map_err(|e| driver_error("allocation", e))?;
-            let k32 = k as u32;
+            let selected32 = selected as u32;
             let mut launch = self.stream.launch_builder(&self.select_top_k);
-            launch.arg(&distances).arg(&n).arg(&k32).arg(&mut rows).arg(&mut found);
+            launch.arg(&distances).arg(&n).arg(&selected32).arg(&mut rows).arg(&mut found);
             let config = LaunchConfig { grid_dim: (batch.count as u32, 1, 1), block_dim: (SELECT_THREADS, 1, 1), shared_mem_bytes: 0 };
             // SAFETY: the arguments match select_top_k's parameters; `distances` holds count * n values
-            // and `rows`/`found` count * k slots, every one of which the kernel writes.
+            // and `rows`/`found` count * selected slots, every one of which the kernel writes.
             unsafe { launch.launch(config) }.map_err(|e| driver_error("top-k selection", e))?;
+            if rerank {
+                let DeviceData::Float(data, _) = &vectors.data else { unreachable!("l2 runs over float vectors") };
+                let queries = self.stream.clone_htod(batch.floats).map_err(|e| driver_error("query upload", e))?;
+                let (dim, nq) = (vectors.dim as u32, batch.count as u32);
+                let mut launch = self.stream.launch_builder(&self.l2_of_rows);
+                launch.arg(data).arg(&dim).arg(&queries).arg(&rows).arg(&selected32).arg(&nq).arg(&mut found);
+                let blocks = u32::try_from((slots as u64).div_ceil(WARPS_PER_BLOCK)).map_err(|_| Error::invalid("too many rows to rerank"))?;
+                let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: `rows` holds count * selected row numbers below n, `data` n * dim floats,
+                // `queries` count * dim and `found` count * selected slots.
+                unsafe { launch.launch(config) }.map_err(|e| driver_error("l2 rerank", e))?;
+            }
             let rows = self.stream.clone_dtoh(&rows).map_err(|e| driver_error("copy back", e))?;
             let found = self.stream.clone_dtoh(&found).map_err(|e| driver_error("copy back", e))?;
             for q in 0..batch.count {
-                let mut top: Vec<Neighbor> = (q * k..(q + 1) * k)
+                let mut top: Vec<Neighbor> = (q * selected..(q + 1) * selected)
                     .map(|s| Neighbor { distance: found[s], ordinal: rows[s] as u64 })
                     .collect();
                 top.sort_by(result_order);
+                top.truncate(k);
                 results.push(top);
             }
         }
@@ -406,6 +511,11 @@ impl CudaDevice {
         Ok(PreparedQueries { floats, norms, dim, per_batch, count: queries.len() })
     }
 
+    /// Whether a batch of `queries` by `metric` takes the matrix-product path.
+    pub fn uses_matrix_product(&self, metric: Metric, queries: usize) -> bool {
+        self.blas.is_some() && queries >= GEMM_MIN_QUERIES && matches!(metric, Metric::L2 | Metric::Cosine | Metric::InnerProduct)
+    }
+
     fn launch_distances(&self, vectors: &DeviceVectors, metric: Metric, batch: &QueryBatch) -> Result<CudaSlice<f32>> {
         let n = vectors.rows as u64;
         let dim = vectors.dim as u32;
@@ -419,7 +529,40 @@ impl CudaDevice {
             shared_mem_bytes: 0,
         };
         match &vectors.data {
-            DeviceData::Float(data) => {
+            DeviceData::Float(data, squares) if self.uses_matrix_product(metric, batch.count) => {
+                let blas = self.blas.as_ref().expect("uses_matrix_product checked it");
+                let queries = self.stream.clone_htod(batch.floats).map_err(|e| driver_error("query upload", e))?;
+                let (rows, count, d) = (c_int(vectors.rows)?, c_int(batch.count)?, c_int(vectors.dim)?);
+                // Row-major vectors (n x dim) are column-major (dim x n): out, column-major n x nq
+                // (row-major nq x n, as the selection reads it), is vectorsᵀᵀ · queriesᵀ.
+                let gemm = GemmConfig {
+                    transa: cublasOperation_t::CUBLAS_OP_T,
+                    transb: cublasOperation_t::CUBLAS_OP_N,
+                    m: rows,
+                    n: count,
+                    k: d,
+                    alpha: 1.0f32,
+                    lda: d,
+                    ldb: d,
+                    beta: 0.0f32,
+                    ldc: rows,
+                };
+                // SAFETY: `data` is n x dim, `queries` nq x dim and `out` nq x n, as the leading
+                // dimensions above describe.
+                unsafe { blas.gemm(gemm, data, &queries, &mut out) }.map_err(|e| driver_error("cuBLAS matrix product", e))?;
+                let query_squares: Vec<f32> = batch.floats.chunks_exact(vectors.dim).map(|q| q.iter().map(|x| x * x).sum()).collect();
+                let query_squares = self.stream.clone_htod(&query_squares).map_err(|e| driver_error("query upload", e))?;
+                let norms = self.stream.clone_htod(batch.norms).map_err(|e| driver_error("query upload", e))?;
+                let total = n * nq as u64;
+                let threads = 256u32;
+                let grid = u32::try_from(total.div_ceil(threads as u64)).map_err(|_| Error::invalid("too many distances for one launch"))?;
+                let mut launch = self.stream.launch_builder(&self.distances_from_dots);
+                launch.arg(&mut out).arg(&n).arg(&nq).arg(squares).arg(&query_squares).arg(&norms).arg(&code);
+                let config = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: `out` holds nq * n values, `squares` n and the query arrays nq each.
+                unsafe { launch.launch(config) }.map_err(|e| driver_error("distance kernel", e))?;
+            }
+            DeviceData::Float(data, _) => {
                 let queries = self.stream.clone_htod(batch.floats).map_err(|e| driver_error("query upload", e))?;
                 let norms = self.stream.clone_htod(batch.norms).map_err(|e| driver_error("query upload", e))?;
                 let mut launch = self.stream.launch_builder(&self.float_distances);
@@ -445,6 +588,10 @@ impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaDevice").field("name", &self.name).field("ordinal", &self.ctx.ordinal()).finish()
     }
+}
+
+fn c_int(value: usize) -> Result<i32> {
+    i32::try_from(value).map_err(|_| Error::invalid(format!("{value} is too large for one cuBLAS call")))
 }
 
 fn check_rows(len: usize, dim: usize) -> Result<()> {
