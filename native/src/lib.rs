@@ -5,6 +5,7 @@
 
 pub mod array;
 pub mod error;
+pub mod index;
 pub mod rand;
 pub mod runtime;
 pub mod scan;

@@ -754,6 +754,83 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropVectorIndexNative
     })
 }
 
+/// Declares a scalar index on a column and builds it for the live files; returns how many.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createScalarIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let indexed = lock(&cell).create_scalar_index(&column)?;
+        Ok(indexed as jlong)
+    })
+}
+
+/// Drops a column's scalar index; returns how many files' indexes were removed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropScalarIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let dropped = lock(&cell).drop_scalar_index(&column)?;
+        Ok(dropped as jlong)
+    })
+}
+
+/// The names of the columns with a scalar index, in table order.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scalarIndexesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let names = lock(&cell).scalar_index_columns()?;
+        string_array(env, &names)
+    })
+}
+
+/// How a scan of `files` filtered by `filter` (JSON, or null) prunes, as the counts of
+/// `ScanExplain` in declaration order.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    filter: JString<'l>,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let filter = filter_arg(env, &filter)?;
+        let table = lock(&cell).clone();
+        let e = table.explain(files, filter.as_ref())?;
+        let counts = [
+            e.files as u64,
+            e.files_pruned as u64,
+            e.row_groups as u64,
+            e.row_groups_pruned_by_stats as u64,
+            e.row_groups_pruned_by_index as u64,
+            e.rows,
+            e.rows_deleted,
+            e.rows_pruned_by_index,
+            e.rows_read,
+        ];
+        long_array(env, &counts.map(|c| c as jlong))
+    })
+}
+
 /// Removes the table's orphan files older than `older_than_ms`; returns their paths.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_removeOrphanFilesNative<'l>(

@@ -19,7 +19,8 @@ use arrow::datatypes::{
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
+use parquet::file::metadata::PageIndexPolicy;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -54,9 +55,29 @@ pub fn vector_property(field_id: i32) -> String {
     format!("hyperstream.vector.{field_id}.dimension")
 }
 
+/// The vector columns (field id → dimension) that table `properties` declare.
+fn vectors_of(properties: &BTreeMap<String, String>) -> HashMap<i32, i32> {
+    properties
+        .iter()
+        .filter_map(|(k, v)| {
+            let id = k.strip_prefix("hyperstream.vector.")?.strip_suffix(".dimension")?.parse().ok()?;
+            Some((id, v.parse().ok()?))
+        })
+        .collect()
+}
+
 /// Table property that declares a vector column's index, by field id (the JSON of [`HnswParams`]).
 pub fn index_property(field_id: i32) -> String {
     format!("hyperstream.vector.{field_id}.index")
+}
+
+/// The table property, given at creation, that names the columns to give a scalar index
+/// (comma-separated); it is stored as one [`scalar_index_property`] per column.
+pub const INDEX_COLUMNS: &str = "hyperstream.index.columns";
+
+/// The table property that declares a scalar index on field `field_id` (its value: `inverted`).
+pub fn scalar_index_property(field_id: i32) -> String {
+    format!("hyperstream.scalar.{field_id}.index")
 }
 
 /// An index search is left for exact search when the filter leaves fewer rows than this many
@@ -102,6 +123,19 @@ impl Table {
         for (id, dim) in vectors {
             properties.insert(vector_property(id), dim.to_string());
         }
+        if let Some(names) = properties.remove(INDEX_COLUMNS) {
+            let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let field = with_ids
+                    .field_with_name(name)
+                    .map_err(|_| Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema")))?;
+                if !crate::index::indexable(field.data_type()) {
+                    return Err(Error::invalid(format!("{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index", field.data_type())));
+                }
+                let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
+                properties.insert(scalar_index_property(id), "inverted".to_owned());
+            }
+        }
         let uuid = uuid::Uuid::new_v4().to_string();
         let metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
         if !storage.put_if_absent(&metadata_file(1), Bytes::from(metadata.to_json()?))? {
@@ -143,18 +177,90 @@ impl Table {
 
     /// Vector columns' dimensions by field id.
     pub fn vectors(&self) -> HashMap<i32, i32> {
-        self.metadata
-            .properties
-            .iter()
-            .filter_map(|(k, v)| {
-                let id = k.strip_prefix("hyperstream.vector.")?.strip_suffix(".dimension")?.parse().ok()?;
-                Some((id, v.parse().ok()?))
-            })
-            .collect()
+        vectors_of(&self.metadata.properties)
     }
 
     /// Declared vector indexes by field id. A definition that does not read is reported and left
     /// out, so that searches stay exact rather than fail.
+    /// The field ids of the columns with a declared scalar index.
+    pub fn scalar_indexes(&self) -> Vec<i32> {
+        let mut ids: Vec<i32> = self
+            .metadata
+            .properties
+            .keys()
+            .filter_map(|k| k.strip_prefix("hyperstream.scalar.")?.strip_suffix(".index")?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The names of the columns with a scalar index, in table order.
+    pub fn scalar_index_columns(&self) -> Result<Vec<String>> {
+        let ids = self.scalar_indexes();
+        let schema = self.arrow_schema()?;
+        Ok(schema.fields().iter().filter(|f| field_id(f).is_some_and(|id| ids.contains(&id))).map(|f| f.name().clone()).collect())
+    }
+
+    /// A column's field id and Arrow field, for a scalar index.
+    fn scalar_column(&self, column: &str) -> Result<(i32, arrow::datatypes::Field)> {
+        let schema = self.arrow_schema()?;
+        let field = schema
+            .field_with_name(column)
+            .map_err(|_| Error::NotFound(format!("column '{column}' is not in the table schema")))?;
+        let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{column}' has no field id")))?;
+        if !crate::index::indexable(field.data_type()) {
+            return Err(Error::invalid(format!("column '{column}' of type {} cannot have a scalar index", field.data_type())));
+        }
+        Ok((id, field.clone()))
+    }
+
+    /// Declares a scalar index on a column and builds it for every live data file from the column's
+    /// values (no data file is rewritten). Files written from then on (appends, compaction) are
+    /// indexed as they are written; filtered scans use the index to read only the rows that may
+    /// pass. Returns the number of files indexed.
+    pub fn create_scalar_index(&mut self, column: &str) -> Result<usize> {
+        let (id, field) = self.scalar_column(column)?;
+        let files = self.data_files(self.metadata.current_snapshot())?;
+        for file in &files {
+            let mut builder = crate::index::ScalarIndexBuilder::new(&field)?;
+            for batch in self.scan_files(vec![DataFile { deletes: Vec::new(), ..file.clone() }], Some(&[column.to_owned()]), 64 * 1024)? {
+                builder.append(batch?.column(0).as_ref())?;
+            }
+            let path = crate::index::scalar_index_path(self.storage.relative(&file.file_path)?, id);
+            self.storage.put(&path, Bytes::from(builder.finish()?))?;
+        }
+        self.commit_properties(&[(scalar_index_property(id), Some("inverted".to_owned()))])?;
+        Ok(files.len())
+    }
+
+    /// Drops a column's scalar index: scans stop using it and the live files' index files are
+    /// deleted. Returns the number of files whose index was deleted.
+    pub fn drop_scalar_index(&mut self, column: &str) -> Result<usize> {
+        let (id, _) = self.scalar_column(column)?;
+        if !self.metadata.properties.contains_key(&scalar_index_property(id)) {
+            return Err(Error::NotFound(format!("column '{column}' has no scalar index")));
+        }
+        self.commit_properties(&[(scalar_index_property(id), None)])?;
+        let files = self.data_files(self.metadata.current_snapshot())?;
+        for file in &files {
+            self.storage.delete(&crate::index::scalar_index_path(self.storage.relative(&file.file_path)?, id))?;
+        }
+        Ok(files.len())
+    }
+
+    /// The files kept beside data file `path`: sidecars and graphs of vector columns, scalar indexes.
+    fn files_beside(&self, path: &str) -> Vec<String> {
+        let mut beside = Vec::new();
+        for id in self.vectors().into_keys() {
+            beside.push(sidecar_path(path, id));
+            beside.push(hnsw_path(path, id));
+        }
+        for id in self.scalar_indexes() {
+            beside.push(crate::index::scalar_index_path(path, id));
+        }
+        beside
+    }
+
     pub fn vector_indexes(&self) -> HashMap<i32, HnswParams> {
         self.metadata
             .properties
@@ -272,7 +378,8 @@ impl Table {
                 Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'"))
             })?,
         };
-        let (bytes, stats, sidecars) = write_parquet(&schema, reader, row_group_rows)?;
+        let scalar = self.scalar_indexes();
+        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(&schema, reader, row_group_rows, &scalar)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
@@ -287,6 +394,9 @@ impl Table {
                 self.storage.put(&hnsw_path(&data_path, id), graph)?;
             }
             self.storage.put(&sidecar_path(&data_path, id), vectors)?;
+        }
+        for (id, index) in scalar_indexes {
+            self.storage.put(&crate::index::scalar_index_path(&data_path, id), Bytes::from(index.finish()?))?;
         }
         self.storage.put(&data_path, bytes)?;
         Ok(DataFile {
@@ -400,12 +510,10 @@ impl Table {
                 continue;
             }
             let after = self.files_of(&self.metadata.snapshots)?;
-            let vector_ids: Vec<i32> = self.vectors().into_keys().collect();
             for path in before.difference(&after) {
                 self.storage.delete(path)?;
-                for id in &vector_ids {
-                    self.storage.delete(&sidecar_path(path, *id))?;
-                    self.storage.delete(&hnsw_path(path, *id))?;
+                for beside in self.files_beside(path) {
+                    self.storage.delete(&beside)?;
                 }
             }
             return Ok(expired.iter().map(|s| s.snapshot_id).collect());
@@ -415,13 +523,11 @@ impl Table {
 
     /// Deletes uncommitted data files (an aborted write's).
     pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
-        let vector_ids: Vec<i32> = self.vectors().into_keys().collect();
         for file in files {
             let path = self.storage.relative(&file.file_path)?;
             self.storage.delete(path)?;
-            for id in &vector_ids {
-                self.storage.delete(&sidecar_path(path, *id))?;
-                self.storage.delete(&hnsw_path(path, *id))?;
+            for beside in self.files_beside(path) {
+                self.storage.delete(&beside)?;
             }
         }
         Ok(())
@@ -514,7 +620,7 @@ impl Table {
             }
             let fields = current.fields.iter().filter(|f| f.name != name).cloned().collect();
             let schema = Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() };
-            Ok((schema, metadata.last_column_id, vec![(vector_property(field.id), None), (index_property(field.id), None)]))
+            Ok((schema, metadata.last_column_id, vec![(vector_property(field.id), None), (index_property(field.id), None), (scalar_index_property(field.id), None)]))
         })
     }
 
@@ -1007,6 +1113,10 @@ impl Table {
     /// passes `prune` (the columns it reads must be among `columns`). A filter over the stream still
     /// decides the rows: pruning only skips what it would drop.
     fn scan_row_groups(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<BatchStream> {
+        Ok(Box::new(self.table_scan(files, columns, batch_rows, prune)?))
+    }
+
+    fn table_scan(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<TableScan> {
         let table_schema = self.arrow_schema()?;
         let indices = match columns {
             None => (0..table_schema.fields().len()).collect::<Vec<_>>(),
@@ -1020,7 +1130,20 @@ impl Table {
                 .collect::<Result<Vec<_>>>()?,
         };
         let schema = Arc::new(table_schema.project(&indices)?);
-        Ok(Box::new(TableScan {
+        let indexed = self.scalar_indexes();
+        let scalar = match prune {
+            Some(filter) => filter
+                .columns()
+                .into_iter()
+                .filter_map(|name| {
+                    let field = table_schema.field_with_name(&name).ok()?;
+                    let id = field_id(field).filter(|id| indexed.contains(id))?;
+                    Some((name, id, field.data_type().clone()))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(TableScan {
             storage: self.storage.clone(),
             schema,
             files: files.into(),
@@ -1028,7 +1151,22 @@ impl Table {
             batch_rows: batch_rows.max(1),
             selection: None,
             prune: prune.cloned(),
-        }))
+            scalar,
+        })
+    }
+
+    /// How a scan of `files` filtered by `filter` would prune, level by level, without reading any
+    /// data page: file bounds, row-group statistics, scalar indexes (their files are read) and deletes.
+    pub fn explain(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<ScanExplain> {
+        let asked = files.len();
+        let kept = self.prune(files, filter)?;
+        let mut total = ScanExplain { files_pruned: asked - kept.len(), ..Default::default() };
+        let scan = self.table_scan(Vec::new(), None, 1, filter)?;
+        for file in &kept {
+            total.add(&scan.plan(file)?.1);
+        }
+        total.files = asked;
+        Ok(total)
     }
 
     /// The files of `files` that may hold a row `filter` passes, by their column statistics.
@@ -1254,6 +1392,7 @@ impl Table {
             batch_rows: sorted.len().max(1),
             selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
             prune: None,
+            scalar: Vec::new(),
         };
         let schema = scan.schema.clone();
         let batches = scan.by_ref().collect::<std::result::Result<Vec<_>, _>>()?;
@@ -1497,8 +1636,15 @@ fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
 }
 
-/// Writes the Parquet file, its statistics and a sidecar of each vector column.
-fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader, row_group_rows: usize) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>)> {
+/// Writes the Parquet file, its statistics, a sidecar of each vector column and the scalar index of
+/// each column of `scalar` (field ids; those no longer in the schema are skipped).
+#[allow(clippy::type_complexity)]
+fn write_parquet(
+    schema: &SchemaRef,
+    reader: impl RecordBatchReader,
+    row_group_rows: usize,
+    scalar: &[i32],
+) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>, Vec<(i32, crate::index::ScalarIndexBuilder)>)> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
@@ -1523,10 +1669,19 @@ fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader, row_group_r
             _ => None,
         })
         .collect();
+    let mut indexes: Vec<(usize, i32, crate::index::ScalarIndexBuilder)> = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        if let Some(id) = field_id(field).filter(|id| scalar.contains(id)) {
+            indexes.push((i, id, crate::index::ScalarIndexBuilder::new(field)?));
+        }
+    }
     for batch in reader {
         let batch = conform(&batch?, schema)?;
         for (i, sidecar) in sidecars.iter_mut() {
             sidecar.append(batch.column(*i).as_ref())?;
+        }
+        for (i, _, index) in indexes.iter_mut() {
+            index.append(batch.column(*i).as_ref())?;
         }
         for (field, column) in schema.fields().iter().zip(batch.columns()) {
             let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) else {
@@ -1549,7 +1704,12 @@ fn write_parquet(schema: &SchemaRef, reader: impl RecordBatchReader, row_group_r
         writer.write(&batch).map_err(|e| Error::Internal(format!("parquet write: {e}")))?;
     }
     let bytes = writer.into_inner().map_err(|e| Error::Internal(format!("parquet close: {e}")))?;
-    Ok((Bytes::from(bytes), stats, sidecars.into_iter().map(|(_, s)| s).collect()))
+    Ok((
+        Bytes::from(bytes),
+        stats,
+        sidecars.into_iter().map(|(_, s)| s).collect(),
+        indexes.into_iter().map(|(_, id, index)| (id, index)).collect(),
+    ))
 }
 
 /// Iceberg single-value serialization of a column's min and max, for the types bounds serve.
@@ -1621,6 +1781,9 @@ struct TableScan {
     selection: Option<RowSelection>,
     /// The filter whose row groups are worth reading (see [`row_groups_may_match`]); all when None.
     prune: Option<Predicate>,
+    /// The filter's columns with a scalar index (name, field id, type): the rows their indexes rule
+    /// out are not read.
+    scalar: Vec<(String, i32, DataType)>,
 }
 
 /// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
@@ -1655,16 +1818,124 @@ fn within_row_groups(selection: &RowSelection, metadata: &parquet::file::metadat
     RowSelection::from_consecutive_ranges(ranges.into_iter(), base)
 }
 
+/// What a filtered scan reads and what each pruning level left out ([`Table::explain`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScanExplain {
+    /// Data files asked for, and those left out by their manifest bounds.
+    pub files: usize,
+    pub files_pruned: usize,
+    /// Row groups of the files read, and those left out by footer statistics and by scalar indexes.
+    pub row_groups: usize,
+    pub row_groups_pruned_by_stats: usize,
+    pub row_groups_pruned_by_index: usize,
+    /// Rows of the files read; of those, deleted (delete files), ruled out by scalar indexes, and read.
+    pub rows: u64,
+    pub rows_deleted: u64,
+    pub rows_pruned_by_index: u64,
+    pub rows_read: u64,
+}
+
+impl ScanExplain {
+    fn add(&mut self, other: &ScanExplain) {
+        self.files += other.files;
+        self.files_pruned += other.files_pruned;
+        self.row_groups += other.row_groups;
+        self.row_groups_pruned_by_stats += other.row_groups_pruned_by_stats;
+        self.row_groups_pruned_by_index += other.row_groups_pruned_by_index;
+        self.rows += other.rows;
+        self.rows_deleted += other.rows_deleted;
+        self.rows_pruned_by_index += other.rows_pruned_by_index;
+        self.rows_read += other.rows_read;
+    }
+}
+
+/// The rows of `bitmap` as a selection over a file of `rows` rows.
+fn bitmap_selection(bitmap: &roaring::RoaringBitmap, rows: usize) -> RowSelection {
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    for row in bitmap.iter().map(|r| r as usize).filter(|r| *r < rows) {
+        match ranges.last_mut() {
+            Some(last) if last.end == row => last.end += 1,
+            _ => ranges.push(row..row + 1),
+        }
+    }
+    RowSelection::from_consecutive_ranges(ranges.into_iter(), rows)
+}
+
 fn field_id(field: &arrow::datatypes::Field) -> Option<i32> {
     field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse().ok())
 }
 
 impl TableScan {
-    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
+    /// What reading `file` takes: its reader builder with the row groups and rows to read chosen by
+    /// every pruning level (footer statistics, scalar indexes, deletes), and the counts of each.
+    fn plan(&self, file: &DataFile) -> Result<(ParquetRecordBatchReaderBuilder<Bytes>, ScanExplain)> {
         // Mapped, not read: only the pages of the projected columns and selected rows are touched.
         let bytes = self.storage.map(self.storage.relative(&file.file_path)?, false)?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        // The page index lets a row selection skip whole pages instead of decoding and dropping them.
+        let policy = if self.prune.is_some() { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+        let options = ArrowReaderOptions::new().with_offset_index_policy(policy);
+        let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
+        let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
+        let groups = builder.metadata().num_row_groups();
+        let mut explain = ScanExplain { files: 1, row_groups: groups, rows: total, ..Default::default() };
+        let mut selection = self.selection.clone();
+        if !file.deletes.is_empty() {
+            let deleted = deleted_positions(&self.storage, file)?;
+            if !deleted.is_empty() {
+                explain.rows_deleted = deleted.len() as u64;
+                let kept = super::deletes::kept(&deleted, total);
+                selection = Some(match selection {
+                    Some(asked) => asked.intersection(&kept),
+                    None => kept,
+                });
+            }
+        }
+        let mut kept = match &self.prune {
+            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema),
+            None => (0..groups).collect(),
+        };
+        explain.row_groups_pruned_by_stats = groups - kept.len();
+        if let Some(candidates) = self.index_candidates(file, total) {
+            explain.rows_pruned_by_index = total - candidates.len();
+            selection = Some(match selection {
+                Some(asked) => asked.intersection(&bitmap_selection(&candidates, total as usize)),
+                None => bitmap_selection(&candidates, total as usize),
+            });
+            // Row groups holding no candidate are not opened at all.
+            let mut start = 0u64;
+            let mut holding = Vec::with_capacity(groups);
+            for g in 0..groups {
+                let rows = builder.metadata().row_group(g).num_rows().max(0) as u64;
+                if rows > 0 && candidates.range_cardinality(start as u32..(start + rows) as u32) > 0 {
+                    holding.push(g);
+                }
+                start += rows;
+            }
+            let before = kept.len();
+            kept.retain(|g| holding.contains(g));
+            explain.row_groups_pruned_by_index = before - kept.len();
+        }
+        let (builder, selection) = if kept.len() < groups {
+            // The selection covers the kept groups' rows only, one after another.
+            let selection = selection.map(|s| within_row_groups(&s, builder.metadata(), &kept));
+            (builder.with_row_groups(kept.clone()), selection)
+        } else {
+            (builder, selection)
+        };
+        explain.rows_read = match &selection {
+            Some(selection) => selection.row_count() as u64,
+            None => kept.iter().map(|&g| builder.metadata().row_group(g).num_rows().max(0) as u64).sum(),
+        };
+        let builder = match selection {
+            Some(selection) => builder.with_row_selection(selection),
+            None => builder,
+        };
+        Ok((builder, explain))
+    }
+
+    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
+        let (builder, _) = self.plan(file)?;
         let file_schema = builder.schema().clone();
         // Table columns by field id -> root column index in the file.
         let roots: Vec<Option<usize>> = self
@@ -1677,33 +1948,6 @@ impl TableScan {
         wanted.sort_unstable();
         wanted.dedup();
         let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.clone());
-        let mut selection = self.selection.clone();
-        if !file.deletes.is_empty() {
-            let deleted = deleted_positions(&self.storage, file)?;
-            if !deleted.is_empty() {
-                let kept = super::deletes::kept(&deleted, builder.metadata().file_metadata().num_rows().max(0) as u64);
-                selection = Some(match selection {
-                    Some(asked) => asked.intersection(&kept),
-                    None => kept,
-                });
-            }
-        }
-        let groups = builder.metadata().num_row_groups();
-        let kept = match &self.prune {
-            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema),
-            None => (0..groups).collect(),
-        };
-        let (builder, selection) = if kept.len() < groups {
-            // The selection covers the kept groups' rows only, one after another.
-            let selection = selection.map(|s| within_row_groups(&s, builder.metadata(), &kept));
-            (builder.with_row_groups(kept), selection)
-        } else {
-            (builder, selection)
-        };
-        let builder = match selection {
-            Some(selection) => builder.with_row_selection(selection),
-            None => builder,
-        };
         let reader = builder
             .with_projection(mask)
             .with_batch_size(self.batch_rows)
@@ -1712,6 +1956,47 @@ impl TableScan {
         // Position of each table column within the projected batch.
         let positions = roots.iter().map(|r| r.map(|root| wanted.binary_search(&root).unwrap_or(0))).collect();
         Ok((reader, positions))
+    }
+
+    /// The rows of `file` (of `rows` rows) that may pass the scan's filter by the scalar indexes of
+    /// its columns, or None where no index narrows it. A missing index (a file written before the
+    /// index was declared) is skipped silently, a damaged one with a warning: either way the file is
+    /// read without it, so the answer stays the same.
+    fn index_candidates(&self, file: &DataFile, rows: u64) -> Option<roaring::RoaringBitmap> {
+        let filter = self.prune.as_ref()?;
+        if self.scalar.is_empty() || rows > u32::MAX as u64 {
+            return None;
+        }
+        let data_path = self.storage.relative(&file.file_path).ok()?;
+        let mut loaded: HashMap<i32, Option<Arc<crate::index::ScalarIndex>>> = HashMap::new();
+        let mut index_of = |column: &str| -> Option<Arc<crate::index::ScalarIndex>> {
+            let (_, id, data_type) = self.scalar.iter().find(|(name, ..)| name == column)?;
+            loaded
+                .entry(*id)
+                .or_insert_with(|| {
+                    let path = crate::index::scalar_index_path(data_path, *id);
+                    let parsed = match self.storage.map(&path, true) {
+                        Ok(bytes) => crate::index::ScalarIndex::parse(bytes, rows, data_type, &self.storage.uri(&path)),
+                        Err(Error::NotFound(_)) => return None,
+                        Err(e) => Err(e),
+                    };
+                    match parsed {
+                        Ok(index) => Some(Arc::new(index)),
+                        Err(e) => {
+                            warn(&format!("{e}; reading {} without it", file.file_path));
+                            None
+                        }
+                    }
+                })
+                .clone()
+        };
+        match crate::index::candidate_rows(filter, true, rows as u32, &mut index_of) {
+            Ok(candidates) => candidates,
+            Err(e) => {
+                warn(&format!("scalar index of {}: {e}; reading the file without it", file.file_path));
+                None
+            }
+        }
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
@@ -2175,6 +2460,113 @@ mod tests {
         }
         // Pruning did something, and not everything.
         assert!(pruned_total > 1000 && kept_total > 500, "pruned {pruned_total}, kept {kept_total}");
+    }
+
+    #[test]
+    fn scalar_indexes_are_declared_at_creation_by_column_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+        let props = |v: &str| BTreeMap::from([(INDEX_COLUMNS.to_owned(), v.to_owned())]);
+        let mut table = Table::create(&at("a"), &kbsx_schema(), props(" s, k "), &HashMap::new()).unwrap();
+        assert_eq!(table.scalar_index_columns().unwrap(), ["k", "s"]);
+        assert!(!table.metadata().properties.contains_key(INDEX_COLUMNS), "stored by field id, not by name");
+        // Appended files are indexed as they are written; renamed, a column keeps its index.
+        table.append(kbsx_rows(vec![1, 2], vec![None, Some(1)], vec![Some("a".into()), None], vec![None, None])).unwrap();
+        let file = &table.data_files(table.metadata().current_snapshot()).unwrap()[0];
+        assert!(std::path::Path::new(&crate::index::scalar_index_path(&file.file_path.replace("file://", ""), 3)).exists());
+        table.rename_column("s", "label").unwrap();
+        assert_eq!(table.scalar_index_columns().unwrap(), ["k", "label"]);
+        let found = table.scan(vec![file.clone()], Some(&["k".to_owned()]), Some(Predicate::from_json(r#"{"op":"eq","column":"label","value":"a"}"#).unwrap()), 10).unwrap();
+        assert_eq!(found.map(|b| b.unwrap().num_rows()).sum::<usize>(), 1);
+        table.drop_column("label").unwrap();
+        assert_eq!(table.scalar_index_columns().unwrap(), ["k"]);
+        let err = Table::create(&at("b"), &kbsx_schema(), props("k,nope"), &HashMap::new()).unwrap_err();
+        assert!(err.to_string().contains("'nope' is not in the table schema"), "{err}");
+        let err = Table::create(&at("c"), &schema(), props("embedding"), &HashMap::new()).unwrap_err();
+        assert!(err.to_string().contains("cannot have a scalar index"), "{err}");
+    }
+
+    #[test]
+    fn index_pruned_scans_return_exactly_the_rows_of_a_full_scan_filtered_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let schema = kbsx_schema();
+        let properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "16".to_owned())]);
+        let mut table = Table::create(&location, &schema, properties, &HashMap::new()).unwrap();
+        let mut rng = Rng(29);
+        // Unsorted keys (every file spans them all, so bounds prune nothing), few and many distinct
+        // values, nulls; files before the indexes are declared (built then) and after (built on write).
+        let append = |table: &mut Table, rng: &mut Rng, f: i64| {
+            let n = 100 + rng.below(200) as usize;
+            let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
+            let b: Vec<Option<i32>> = (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
+        };
+        for f in 0..3 {
+            append(&mut table, &mut rng, f);
+        }
+        for column in ["k", "b", "s", "x"] {
+            assert_eq!(table.create_scalar_index(column).unwrap(), 3);
+        }
+        for f in 3..8 {
+            append(&mut table, &mut rng, f);
+        }
+        // Deleted rows stay out of every path.
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let index_files = |files: &[DataFile]| -> Vec<std::path::PathBuf> {
+            files
+                .iter()
+                .flat_map(|f| [1, 2, 3, 4].map(|id| std::path::PathBuf::from(crate::index::scalar_index_path(&f.file_path.replace("file://", ""), id))))
+                .collect()
+        };
+        assert!(index_files(&files).iter().all(|p| p.exists()), "every file has its indexes");
+        let keys = |stream: BatchStream| {
+            let mut out: Vec<(i64, Option<i32>)> = stream
+                .flat_map(|b| {
+                    let b = b.unwrap();
+                    let k = b.column(0).as_primitive::<Int64Type>().clone();
+                    let bb = b.column(1).as_primitive::<Int32Type>().clone();
+                    (0..b.num_rows()).map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)))).collect::<Vec<_>>()
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let check = |table: &Table, rng: &mut Rng, rounds: usize| {
+            for _ in 0..rounds {
+                let predicate = random_predicate(rng, 2);
+                let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+                let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
+                assert_eq!(got, want, "{}", predicate.to_json());
+            }
+        };
+        check(&table, &mut rng, 400);
+        // A point lookup on the unsorted key: only the rows holding the key are read.
+        let lookup = Predicate::from_json(r#"{"op":"eq","column":"k","value":500}"#).unwrap();
+        let explained = table.explain(files.clone(), Some(&lookup)).unwrap();
+        assert_eq!(explained.files_pruned, 0, "bounds cannot prune an unsorted key");
+        assert!(explained.rows_read <= 10 && explained.rows_pruned_by_index > 1000, "{explained:?}");
+        assert!(explained.row_groups_pruned_by_index > explained.row_groups / 2, "{explained:?}");
+        // Damaged and missing index files change nothing but the work done.
+        let paths = index_files(&files);
+        std::fs::write(&paths[0], b"HSSIDX01 and then garbage").unwrap();
+        let mut flipped = std::fs::read(&paths[5]).unwrap();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x40;
+        std::fs::write(&paths[5], flipped).unwrap();
+        std::fs::remove_file(&paths[9]).unwrap();
+        check(&table, &mut rng, 150);
+        // Dropping an index removes its files; scans stay exact.
+        assert_eq!(table.drop_scalar_index("s").unwrap(), files.len());
+        assert!(paths.iter().filter(|p| p.to_string_lossy().ends_with(".3.sidx")).all(|p| !p.exists()));
+        check(&table, &mut rng, 50);
+        let err = |e: Error| e.to_string();
+        assert!(err(table.drop_scalar_index("s").unwrap_err()).contains("has no scalar index"));
+        assert!(err(table.create_scalar_index("nope").unwrap_err()).contains("'nope' is not in the table schema"));
     }
 
     #[test]

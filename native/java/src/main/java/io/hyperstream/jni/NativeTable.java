@@ -278,7 +278,51 @@ public final class NativeTable extends NativeHandle {
         return call(h -> vectorIndexNative(h, column));
     }
 
-    /** Moves this handle to the latest committed version and returns that version number. */
+    /**
+     * Declares a scalar index on a column (booleans, integers, floats, strings, binary, dates,
+     * timestamps, decimals) and builds it for every live data file from the column's values,
+     * without rewriting data; files written later (appends, compaction) are indexed as they are
+     * written. Filtered scans then read only the rows the index leaves, exactly as without it.
+     * Returns the number of files indexed.
+     */
+    public long createScalarIndex(String column) {
+        return call(h -> createScalarIndexNative(h, column));
+    }
+
+    /** Drops a column's scalar index; returns the files it covered. */
+    public long dropScalarIndex(String column) {
+        return call(h -> dropScalarIndexNative(h, column));
+    }
+
+    /** The columns with a scalar index, in table order. */
+    public List<String> scalarIndexes() {
+        return List.of(call(h -> scalarIndexesNative(h)));
+    }
+
+    /**
+     * What a scan of {@code dataFiles} filtered by {@code filter} (JSON, or null) reads and what each
+     * pruning level leaves out: data files by their bounds, row groups by footer statistics and by
+     * scalar indexes, rows by scalar indexes and delete files. Reads no data page.
+     */
+    public record ScanExplain(long files, long filesPruned, long rowGroups, long rowGroupsPrunedByStats,
+            long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex, long rowsRead) {
+        /** One line, as engines' plans print it. */
+        @Override
+        public String toString() {
+            return "files " + (files - filesPruned) + "/" + files
+                    + ", row groups " + (rowGroups - rowGroupsPrunedByStats - rowGroupsPrunedByIndex) + "/" + rowGroups
+                    + " (stats pruned " + rowGroupsPrunedByStats + ", index pruned " + rowGroupsPrunedByIndex + ")"
+                    + ", rows read " + rowsRead + "/" + rows
+                    + " (index pruned " + rowsPrunedByIndex + ", deleted " + rowsDeleted + ")";
+        }
+    }
+
+    /** See {@link ScanExplain}. */
+    public ScanExplain explain(String[] dataFiles, String filter) {
+        long[] c = call(h -> explainNative(h, dataFiles, filter));
+        return new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]);
+    }
+
     /**
      * Removes the files under the table's {@code data/} and {@code metadata/} that no version of
      * the table references (what killed or aborted writers left) and that last changed before
@@ -298,6 +342,7 @@ public final class NativeTable extends NativeHandle {
         return call(h -> expireSnapshotsNative(h, olderThanMillis, retainLast));
     }
 
+    /** Moves this handle to the latest committed version and returns that version number. */
     public long refresh() {
         return call(NativeTable::refreshNative);
     }
@@ -385,6 +430,14 @@ public final class NativeTable extends NativeHandle {
     private static native String normalizeVectorIndexNative(String definition);
 
     private static native String vectorIndexNative(long handle, String column);
+
+    private static native long createScalarIndexNative(long handle, String column);
+
+    private static native long dropScalarIndexNative(long handle, String column);
+
+    private static native String[] scalarIndexesNative(long handle);
+
+    private static native long[] explainNative(long handle, String[] dataFiles, String filter);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);
