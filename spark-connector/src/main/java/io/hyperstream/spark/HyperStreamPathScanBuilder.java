@@ -209,6 +209,8 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         private final int limit;
         /** The data files read, once asked for. */
         private String[] files;
+        /** How the filtered read prunes, once asked for (null without a filter). */
+        private NativeTable.ScanExplain explained;
 
         Read(StructType readSchema, String filter, VectorOption search, int limit) {
             this.readSchema = readSchema;
@@ -228,7 +230,30 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     : options.asOfMillis() >= 0 ? " as-of=" + options.asOfMillis() : "";
             return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
                     + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
-                    + (limit > 0 ? " limit=" + limit : "");
+                    + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
+        }
+
+        /** What each pruning level leaves out of the filtered read (footers and indexes read, no data). */
+        private NativeTable.ScanExplain explained() {
+            if (explained == null && filter != null) {
+                try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                    // Every live file, so that the files the bounds rule out are counted too.
+                    String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
+                    explained = table.explain(all, filter);
+                }
+            }
+            return explained;
+        }
+
+        @Override
+        public org.apache.spark.sql.connector.metric.CustomMetric[] supportedCustomMetrics() {
+            return ScanMetrics.supported();
+        }
+
+        @Override
+        public org.apache.spark.sql.connector.metric.CustomTaskMetric[] reportDriverMetrics() {
+            return filter == null || search != null ? new org.apache.spark.sql.connector.metric.CustomTaskMetric[0]
+                    : ScanMetrics.values(explained());
         }
 
         @Override

@@ -182,6 +182,47 @@ class SparkCatalogTest {
     }
 
     @Test
+    void scalarIndexesReadOnlyTheMatchingRowsAndShowTheirPruning() {
+        sql("CREATE NAMESPACE lake.idx");
+        sql("CREATE TABLE lake.idx.t (id BIGINT NOT NULL, user_id BIGINT, category STRING) USING hyperstream "
+                + "TBLPROPERTIES ('hyperstream.index.columns' = 'user_id', 'hyperstream.write.row-group-rows' = '500')");
+        // user_id is a permutation of id: every file and row group spans all of it, so bounds prune nothing.
+        for (int i = 0; i < 2; i++) {
+            sql("INSERT INTO lake.idx.t SELECT id, (id * 7919) % 10000, concat('c', id % 50) FROM range(" + i * 5000 + ", "
+                    + (i + 1) * 5000 + ")");
+        }
+        sql("DELETE FROM lake.idx.t WHERE id = 6000");
+        long expected = java.util.stream.LongStream.range(0, 10000).filter(id -> id * 7919 % 10000 == 1234).findFirst().orElseThrow();
+        var query = spark.sql("SELECT id, category FROM lake.idx.t WHERE user_id = 1234");
+        String plan = query.queryExecution().executedPlan().toString();
+        assertTrue(plan.contains("rows read 1/10000") && plan.contains("index pruned 9999")
+                && !java.util.regex.Pattern.compile("\\bFilter\\b").matcher(plan).find(), plan);
+        assertEquals(List.of(expected), query.collectAsList().stream().map(r -> r.getLong(0)).toList());
+        var scan = query.queryExecution().executedPlan().collectLeaves().head();
+        assertEquals(1L, scan.metrics().get("rowsRead").get().value(), scan.metrics().toString());
+        assertEquals(9999L, scan.metrics().get("rowsPrunedByIndex").get().value());
+
+        // Indexes declared later are built for the files already there; the answers never change.
+        List<Long> inCategories = sql("SELECT id FROM lake.idx.t WHERE category IN ('c7', 'c8') AND user_id < 5000 ORDER BY id")
+                .stream().map(r -> r.getLong(0)).toList();
+        sql("ALTER TABLE lake.idx.t SET TBLPROPERTIES ('hyperstream.index.columns' = 'user_id, category')");
+        try (NativeTable table = NativeTable.load(root.resolve("idx").resolve("t").toString(), Map.of())) {
+            assertEquals(List.of("user_id", "category"), table.scalarIndexes());
+        }
+        assertEquals(inCategories, sql("SELECT id FROM lake.idx.t WHERE category IN ('c7', 'c8') AND user_id < 5000 ORDER BY id")
+                .stream().map(r -> r.getLong(0)).toList());
+        assertEquals(List.of(), sql("SELECT id FROM lake.idx.t WHERE id = 6000"), "deleted rows stay deleted");
+        sql("ALTER TABLE lake.idx.t UNSET TBLPROPERTIES ('hyperstream.index.columns')");
+        try (NativeTable table = NativeTable.load(root.resolve("idx").resolve("t").toString(), Map.of())) {
+            assertEquals(List.of(), table.scalarIndexes());
+        }
+        Exception e = assertThrows(Exception.class,
+                () -> sql("ALTER TABLE lake.idx.t SET TBLPROPERTIES ('hyperstream.index.columns' = 'nope')"));
+        assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+        sql("DROP NAMESPACE lake.idx CASCADE");
+    }
+
+    @Test
     void limitIsPushedIntoTheScanAndDeletedRowsDoNotCount() {
         sql("CREATE NAMESPACE lake.lim");
         sql("CREATE TABLE lake.lim.t (id BIGINT NOT NULL, name STRING) USING hyperstream "
