@@ -81,7 +81,9 @@ final class HyperStreamConnector implements Connector {
     @Override
     public List<PropertyMetadata<?>> getTableProperties() {
         return List.of(PropertyMetadata.stringProperty(TableCreation.VECTORS,
-                "CREATE TABLE (AS): vector columns and their dimensions, as 'column:dimension,...'", null, false));
+                "CREATE TABLE (AS): vector columns and their dimensions, as 'column:dimension,...'", null, false),
+                PropertyMetadata.stringProperty(TableCreation.INDEXED_COLUMNS,
+                        "Columns with a scalar index, as 'column,...' (CREATE TABLE, ALTER TABLE SET PROPERTIES)", null, false));
     }
 
     @Override

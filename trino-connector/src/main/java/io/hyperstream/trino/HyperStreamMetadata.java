@@ -41,6 +41,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -170,8 +171,19 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     ArrayTables.columns(array).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList());
         }
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        Map<String, Object> properties = new HashMap<>();
+        if (handle.isStored()) {
+            List<String> indexed = nativeCall(() -> {
+                try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                    return stored.scalarIndexes();
+                }
+            });
+            if (!indexed.isEmpty()) {
+                properties.put(TableCreation.INDEXED_COLUMNS, String.join(",", indexed));
+            }
+        }
         return new ConnectorTableMetadata(handle.toSchemaTableName(),
-                columns(handle).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList());
+                columns(handle).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList(), properties);
     }
 
     @Override
@@ -249,8 +261,26 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         if (combined.equals(handle.constraint()) && expressions.equals(handle.expressions())) {
             return Optional.empty();
         }
-        return Optional.of(new ConstraintApplicationResult<>(handle.withConstraint(combined, expressions),
+        HyperStreamTableHandle filtered = handle.withConstraint(combined, expressions);
+        return Optional.of(new ConstraintApplicationResult<>(filtered.withPruning(pruning(filtered)),
                 TupleDomain.withColumnDomains(remaining), TrinoFilters.and(kept), false));
+    }
+
+    /**
+     * What each pruning level leaves out of a filtered read of a stored table (file bounds, row-group
+     * statistics, scalar indexes, deletes), from the native explain: footers and indexes are read, no
+     * data page.
+     */
+    private static String pruning(HyperStreamTableHandle handle) {
+        String filter = handle.filter();
+        if (filter == null) {
+            return null;
+        }
+        return nativeCall(() -> {
+            try (NativeTable table = NativeTable.load(handle.location(), Map.of())) {
+                return table.explain(table.dataFiles(handle.snapshotId(), -1), filter).toString();
+            }
+        });
     }
 
     /**
@@ -477,6 +507,34 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public void renameColumn(ConnectorSession session, ConnectorTableHandle table, ColumnHandle source, String target) {
         alter(table, stored -> stored.renameColumn(((HyperStreamColumnHandle) source).name(), target));
+    }
+
+    /**
+     * ALTER TABLE SET PROPERTIES indexed_columns = 'a,b': builds the scalar indexes the table lacks
+     * (for the files already there, without rewriting them) and drops the ones no longer named.
+     */
+    @Override
+    public void setTableProperties(ConnectorSession session, ConnectorTableHandle table, Map<String, Optional<Object>> properties) {
+        for (String name : properties.keySet()) {
+            if (!name.equals(TableCreation.INDEXED_COLUMNS)) {
+                throw new TrinoException(NOT_SUPPORTED, "HyperStream tables can change only the table property "
+                        + TableCreation.INDEXED_COLUMNS + ", not " + name);
+            }
+        }
+        List<String> wanted = TableCreation.indexedColumns((String) properties.get(TableCreation.INDEXED_COLUMNS).orElse(null));
+        alter(table, stored -> {
+            List<String> present = stored.scalarIndexes();
+            for (String column : wanted) {
+                if (!present.contains(column)) {
+                    stored.createScalarIndex(column);
+                }
+            }
+            for (String column : present) {
+                if (!wanted.contains(column)) {
+                    stored.dropScalarIndex(column);
+                }
+            }
+        });
     }
 
     private static void alter(ConnectorTableHandle table, java.util.function.Consumer<NativeTable> change) {

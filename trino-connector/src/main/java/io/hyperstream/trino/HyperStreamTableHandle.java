@@ -34,7 +34,8 @@ public record HyperStreamTableHandle(
         @JsonProperty("distance") VectorDistance distance,
         @JsonProperty("topK") long topK,
         @JsonProperty("limit") long limit,
-        @JsonProperty("countStar") boolean countStar)
+        @JsonProperty("countStar") boolean countStar,
+        @JsonProperty("pruning") String pruning)
         implements ConnectorTableHandle {
     @JsonCreator
     public HyperStreamTableHandle {
@@ -49,36 +50,42 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
-                TupleDomain.all(), List.of(), null, 0, 0, false);
+                TupleDomain.all(), List.of(), null, 0, 0, false, null);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), List.of(), null, 0, 0, false);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), List.of(), null, 0, 0, false, null);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                newConstraint, newExpressions, distance, topK, limit, countStar);
+                newConstraint, newExpressions, distance, topK, limit, countStar, null);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expressions, newDistance, topK, limit, countStar);
+                constraint, expressions, newDistance, topK, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withTopK(long k) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expressions, distance, k, limit, countStar);
+                constraint, expressions, distance, k, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
-                constraint, expressions, distance, topK, rows, countStar);
+                constraint, expressions, distance, topK, rows, countStar, pruning);
     }
 
     HyperStreamTableHandle withCountStar() {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
-                constraint, expressions, distance, topK, limit, true);
+                constraint, expressions, distance, topK, limit, true, pruning);
+    }
+
+    /** The same with what the native explain says of the filtered read (EXPLAIN shows it). */
+    HyperStreamTableHandle withPruning(String newPruning) {
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+                constraint, expressions, distance, topK, limit, countStar, newPruning);
     }
 
     /** The native filter of everything pushed: the constraint and the expression; null for none. */
@@ -115,6 +122,9 @@ public record HyperStreamTableHandle(
         parts.add(schemaName + "." + tableName + "@" + snapshotId);
         if (isFiltered()) {
             parts.add("filter=" + filter());
+        }
+        if (pruning != null) {
+            parts.add("pruning=[" + pruning + "]");
         }
         if (distance != null) {
             parts.add("distance=" + distance);

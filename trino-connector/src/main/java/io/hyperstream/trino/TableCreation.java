@@ -39,6 +39,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class TableCreation {
     static final String DIMENSION = "dimension";
     static final String VECTORS = "vectors";
+    /** The table property naming the columns with a scalar index. */
+    static final String INDEXED_COLUMNS = "indexed_columns";
 
     private TableCreation() {}
 
@@ -54,11 +56,23 @@ final class TableCreation {
         }
         nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-create");
-                    NativeTable table = NativeTable.create(location, schema, Map.of(), Map.of(), allocator)) {
+                    NativeTable table = NativeTable.create(location, schema, nativeProperties(metadata), Map.of(), allocator)) {
                 return table.location();
             }
         });
         return true;
+    }
+
+    /** The native table properties the Trino ones stand for. */
+    private static Map<String, String> nativeProperties(ConnectorTableMetadata metadata) {
+        String indexed = (String) metadata.getProperties().get(INDEXED_COLUMNS);
+        return indexed == null || indexed.isBlank() ? Map.of() : Map.of("hyperstream.index.columns", indexed);
+    }
+
+    /** The columns {@code value} (of {@link #INDEXED_COLUMNS}) names. */
+    static List<String> indexedColumns(String value) {
+        return value == null ? List.of()
+                : java.util.Arrays.stream(value.split(",")).map(String::trim).filter(c -> !c.isEmpty()).toList();
     }
 
     private static Schema arrowSchema(ConnectorTableMetadata metadata) {

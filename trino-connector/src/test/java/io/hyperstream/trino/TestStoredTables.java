@@ -208,6 +208,33 @@ class TestStoredTables {
     }
 
     @Test
+    void scalarIndexesReadOnlyTheMatchingRowsAndExplainShowsThePruning() {
+        runner.execute("CREATE SCHEMA idx");
+        runner.execute("CREATE TABLE idx.t (id bigint NOT NULL, user_id bigint, category varchar) WITH (indexed_columns = 'user_id')");
+        // user_id is a permutation of id, so no file or row group bound rules a key out.
+        runner.execute("INSERT INTO idx.t SELECT x, (x * 7919) % 4000, 'c' || CAST(x % 40 AS varchar) FROM UNNEST(sequence(0, 3999)) AS t(x)");
+        long expected = java.util.stream.LongStream.range(0, 4000).filter(id -> id * 7919 % 4000 == 1234).findFirst().orElseThrow();
+        String query = "SELECT id FROM idx.t WHERE user_id = 1234";
+        String plan = (String) runner.execute("EXPLAIN " + query).getOnlyValue();
+        assertTrue(plan.contains("rows read 1/4000") && plan.contains("index pruned 3999") && !plan.contains("filterPredicate"), plan);
+        assertEquals(List.of(expected), runner.execute(query).getOnlyColumn().toList());
+        assertTrue(((String) runner.execute("SHOW CREATE TABLE idx.t").getOnlyValue()).contains("indexed_columns = 'user_id'"));
+        // Declared later, an index is built for the files already there; the answers stay the same.
+        String inCategories = "SELECT count(*) FROM idx.t WHERE category IN ('c7', 'c8') AND user_id < 2000";
+        Object before = runner.execute(inCategories).getOnlyValue();
+        runner.execute("ALTER TABLE idx.t SET PROPERTIES indexed_columns = 'user_id,category'");
+        assertEquals(before, runner.execute(inCategories).getOnlyValue());
+        plan = (String) runner.execute("EXPLAIN SELECT id FROM idx.t WHERE category = 'c7'").getOnlyValue();
+        assertTrue(plan.contains("rows read 100/4000"), plan);
+        runner.execute("ALTER TABLE idx.t SET PROPERTIES indexed_columns = DEFAULT");
+        assertTrue(((String) runner.execute("EXPLAIN " + query).getOnlyValue()).contains("rows read 4000/4000"));
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("ALTER TABLE idx.t SET PROPERTIES indexed_columns = 'nope'"));
+        assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+        runner.execute("DROP SCHEMA idx CASCADE");
+    }
+
+    @Test
     void alterTableAddsRenamesAndDropsColumns() {
         runner.execute("CREATE SCHEMA evolve");
         runner.execute("CREATE TABLE evolve.t (id bigint NOT NULL, name varchar)");
