@@ -201,10 +201,16 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         return new Read(readSchema, filter, topK, limit);
     }
 
-    /** The planned read; it reports the rows and bytes of the files it reads to Spark's optimizer. */
-    private final class Read implements Scan, Batch, org.apache.spark.sql.connector.read.SupportsReportStatistics {
+    /**
+     * The planned read; it reports the rows and bytes of the files it reads to Spark's optimizer, and
+     * takes runtime filters: the join keys a selective dimension side leaves (dynamic pruning) join
+     * the native filter, so the fact table's files, row groups and rows are pruned by bounds and
+     * scalar indexes like any other filter.
+     */
+    private final class Read implements Scan, Batch, org.apache.spark.sql.connector.read.SupportsReportStatistics,
+            org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering {
         private final StructType readSchema;
-        private final String filter;
+        private String filter;
         private final VectorOption search;
         private final int limit;
         /** The data files read, once asked for. */
@@ -243,6 +249,40 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                 }
             }
             return explained;
+        }
+
+        /**
+         * Every scalar column the read returns (Spark resolves these against the read's output): a
+         * runtime filter on any of them prunes by bounds, and by index where indexed.
+         */
+        @Override
+        public NamedReference[] filterAttributes() {
+            if (search != null) {
+                return new NamedReference[0]; // a top-k's rows are not the filtered rows' nearest
+            }
+            List<String> table = Arrays.asList(tableColumns().fieldNames());
+            return Arrays.stream(readSchema.fields())
+                    .filter(f -> table.contains(f.name()))
+                    .filter(f -> !(f.dataType() instanceof ArrayType) && !(f.dataType() instanceof StructType))
+                    .map(f -> org.apache.spark.sql.connector.expressions.Expressions.column(f.name()))
+                    .toArray(NamedReference[]::new);
+        }
+
+        @Override
+        public void filter(Predicate[] predicates) {
+            List<String> added = new ArrayList<>();
+            for (Predicate predicate : predicates) {
+                SparkFilters.translate(predicate, tableColumns()).ifPresent(added::add);
+            }
+            if (added.isEmpty()) {
+                return;
+            }
+            if (filter != null) {
+                added.add(0, filter);
+            }
+            filter = Filters.and(added);
+            files = null;
+            explained = null;
         }
 
         @Override

@@ -202,6 +202,22 @@ class SparkCatalogTest {
         assertEquals(1L, scan.metrics().get("rowsRead").get().value(), scan.metrics().toString());
         assertEquals(9999L, scan.metrics().get("rowsPrunedByIndex").get().value());
 
+        // A join whose dimension side is selective prunes the fact table at run time, by its index. (Spark
+        // plans dynamic pruning from a Filter it keeps on the dimension side, so the dimension here is
+        // Parquet, whose filters Spark also evaluates itself.)
+        spark.range(0, 20).selectExpr("id * 500 AS user_id", "IF(id % 10 = 3, 'gold', 'basic') AS tier")
+                .write().parquet(root.resolve("users-parquet").toString());
+        spark.read().parquet(root.resolve("users-parquet").toString()).createOrReplaceTempView("users");
+        var join = spark.sql("SELECT e.id FROM lake.idx.t e JOIN users u ON e.user_id = u.user_id WHERE u.tier = 'gold'");
+        List<Long> joined = join.collectAsList().stream().map(r -> r.getLong(0)).sorted().toList();
+        List<Long> wantJoined = java.util.stream.LongStream.range(0, 10000).filter(id -> id != 6000)
+                .filter(id -> java.util.Set.of(1500L, 6500L).contains(id * 7919 % 10000)).boxed().sorted().toList();
+        assertEquals(wantJoined, joined);
+        String joinPlan = join.queryExecution().executedPlan().toString();
+        assertTrue(joinPlan.contains("dynamicpruning"), joinPlan);
+        // The runtime filter joined the scan's filter: only the joined rows are read.
+        assertTrue(joinPlan.contains("rows read " + wantJoined.size() + "/10000"), joinPlan);
+
         // Indexes declared later are built for the files already there; the answers never change.
         List<Long> inCategories = sql("SELECT id FROM lake.idx.t WHERE category IN ('c7', 'c8') AND user_id < 5000 ORDER BY id")
                 .stream().map(r -> r.getLong(0)).toList();
