@@ -11,10 +11,16 @@
 //! filter knows is served with the filter's own semantics, and no second comparison code can disagree
 //! with it.
 //!
-//! File layout (`<data file stem>.<field id>.sidx`), little-endian:
-//! `HSSIDX01`, rows u64, encoding u8 (0 bitmaps, 1 permutation), values (an Arrow IPC stream of one
-//! column, sorted and distinct) as u64 length + bytes, nulls (roaring) as u64 length + bytes, postings
-//! as u64 length + bytes, then a CRC-32 of everything before it.
+//! Values are cut into blocks of up to 4,096 (in value order), each with its own bounds, checksum,
+//! values, offsets and postings, so that a lookup reads and checks only the blocks whose bounds admit
+//! the predicate: a point lookup in a file of a million keys touches one block, not the whole index.
+//!
+//! File layout (`<data file stem>.<field id>.sidx`), little-endian: `HSSIDX02`, rows u64, encoding u8
+//! (0 bitmaps, 1 permutation), nulls (roaring) as u64 length + bytes, block count u32, then per block
+//! its value count u32, lower and upper bound (Iceberg single-value bytes, each u32 length + bytes;
+//! length 0: none) and its byte range (u64 start, u64 length), and a CRC-32 of all that; then the
+//! blocks: values (an Arrow IPC stream of one column) as u64 length + bytes, offsets (u64 for bitmaps,
+//! u32 for the permutation, one per value and one more), postings, and a CRC-32 of the block.
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -31,7 +37,9 @@ use roaring::RoaringBitmap;
 use crate::scan::Predicate;
 use crate::{Error, Result};
 
-const MAGIC: &[u8; 8] = b"HSSIDX01";
+const MAGIC: &[u8; 8] = b"HSSIDX02";
+/// Distinct values per block.
+const BLOCK_VALUES: usize = 4096;
 /// At most this many distinct values get one bitmap each; more take the permutation encoding.
 const BITMAP_VALUES: usize = 1024;
 
@@ -108,74 +116,93 @@ impl ScalarIndexBuilder {
     /// The index file's bytes.
     pub fn finish(self) -> Result<Vec<u8>> {
         let ScalarIndexBuilder { field, converter, values, nulls, rows } = self;
-        let distinct = converter.convert_rows(values.keys().map(|k| k.row()))?.remove(0);
         let schema = Arc::new(Schema::new(vec![field]));
-        let batch = RecordBatch::try_new(schema.clone(), vec![distinct])?;
-        let mut ipc = Vec::new();
-        {
-            let mut writer = StreamWriter::try_new(&mut ipc, &schema)?;
-            writer.write(&batch)?;
-            writer.finish()?;
-        }
-        let mut postings = Vec::new();
         let encoding: u8 = if values.len() <= BITMAP_VALUES { 0 } else { 1 };
-        if encoding == 0 {
-            // Offsets (u64, one per value and one more) then the bitmaps.
-            let mut blobs = Vec::new();
-            let mut offsets = vec![0u64];
-            for rows in values.values() {
-                let bitmap = RoaringBitmap::from_sorted_iter(rows.iter().copied()).expect("rows ascend");
-                bitmap.serialize_into(&mut blobs).expect("writing to a Vec cannot fail");
-                offsets.push(blobs.len() as u64);
+        let entries: Vec<(OwnedRow, Vec<u32>)> = values.into_iter().collect();
+        let mut header = Vec::new();
+        let mut body = Vec::new();
+        let blocks: Vec<&[(OwnedRow, Vec<u32>)]> = entries.chunks(BLOCK_VALUES).collect();
+        header.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
+        for block in blocks {
+            let distinct = converter.convert_rows(block.iter().map(|(k, _)| k.row()))?.remove(0);
+            let (lo, hi) = crate::table::iceberg::bounds(&distinct).unwrap_or_default();
+            let batch = RecordBatch::try_new(schema.clone(), vec![distinct])?;
+            let start = body.len();
+            let mut ipc = Vec::new();
+            {
+                let mut writer = StreamWriter::try_new(&mut ipc, &schema)?;
+                writer.write(&batch)?;
+                writer.finish()?;
             }
-            for o in &offsets {
-                postings.extend_from_slice(&o.to_le_bytes());
+            body.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
+            body.extend_from_slice(&ipc);
+            if encoding == 0 {
+                let mut blobs = Vec::new();
+                let mut offsets = vec![0u64];
+                for (_, rows) in block {
+                    let bitmap = RoaringBitmap::from_sorted_iter(rows.iter().copied()).expect("rows ascend");
+                    bitmap.serialize_into(&mut blobs).expect("writing to a Vec cannot fail");
+                    offsets.push(blobs.len() as u64);
+                }
+                offsets.iter().for_each(|o| body.extend_from_slice(&o.to_le_bytes()));
+                body.extend_from_slice(&blobs);
+            } else {
+                let mut offsets = vec![0u32];
+                let mut permutation = Vec::new();
+                for (_, rows) in block {
+                    permutation.extend_from_slice(rows);
+                    offsets.push(permutation.len() as u32);
+                }
+                offsets.iter().for_each(|o| body.extend_from_slice(&o.to_le_bytes()));
+                permutation.iter().for_each(|r| body.extend_from_slice(&r.to_le_bytes()));
             }
-            postings.extend_from_slice(&blobs);
-        } else {
-            // Offsets (u32, one per value and one more) into the rows sorted by value.
-            let mut offsets = Vec::with_capacity(values.len() + 1);
-            let mut permutation = Vec::new();
-            offsets.push(0u32);
-            for rows in values.values() {
-                permutation.extend_from_slice(rows);
-                offsets.push(permutation.len() as u32);
+            let crc = crc32fast::hash(&body[start..]);
+            body.extend_from_slice(&crc.to_le_bytes());
+            header.extend_from_slice(&(block.len() as u32).to_le_bytes());
+            for bound in [&lo, &hi] {
+                header.extend_from_slice(&(bound.len() as u32).to_le_bytes());
+                header.extend_from_slice(bound);
             }
-            for o in &offsets {
-                postings.extend_from_slice(&o.to_le_bytes());
-            }
-            for r in &permutation {
-                postings.extend_from_slice(&r.to_le_bytes());
-            }
+            header.extend_from_slice(&(start as u64).to_le_bytes());
+            header.extend_from_slice(&((body.len() - start) as u64).to_le_bytes());
         }
-        let mut out = Vec::with_capacity(64 + ipc.len() + postings.len());
+        let mut out = Vec::with_capacity(64 + header.len() + body.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&rows.to_le_bytes());
         out.push(encoding);
-        out.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
-        out.extend_from_slice(&ipc);
         let mut null_bytes = Vec::new();
         nulls.serialize_into(&mut null_bytes).expect("writing to a Vec cannot fail");
         out.extend_from_slice(&(null_bytes.len() as u64).to_le_bytes());
         out.extend_from_slice(&null_bytes);
-        out.extend_from_slice(&(postings.len() as u64).to_le_bytes());
-        out.extend_from_slice(&postings);
+        out.extend_from_slice(&header);
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
+        // Where the blocks start: just after this field.
+        let body_start = out.len() as u64 + 8;
+        out.extend_from_slice(&body_start.to_le_bytes());
+        out.extend_from_slice(&body);
         Ok(out)
     }
 }
 
-/// A parsed index over the bytes of its file (mapped, not copied: postings are read when used).
+/// A parsed index over the bytes of its file (mapped, not copied): the header is checked when it is
+/// parsed, each block when a lookup first reads it.
 pub struct ScalarIndex {
     rows: u32,
-    values: ArrayRef,
+    data_type: DataType,
     nulls: RoaringBitmap,
     encoding: Encoding,
     bytes: Bytes,
-    /// Where the posting offsets and the postings lie in `bytes`.
-    offsets: Range<usize>,
-    data: Range<usize>,
+    blocks: Vec<BlockInfo>,
+    name: String,
+    /// Bytes of the file read so far: the header, and each block as it is read.
+    touched: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for ScalarIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScalarIndex").field("name", &self.name).field("rows", &self.rows).field("blocks", &self.blocks.len()).finish()
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -184,6 +211,20 @@ enum Encoding {
     Bitmaps,
     /// Row numbers sorted by value; u32 offsets.
     Permutation,
+}
+
+struct BlockInfo {
+    values: usize,
+    lower: Vec<u8>,
+    upper: Vec<u8>,
+    range: Range<usize>,
+}
+
+/// One block, checked and decoded.
+struct Block {
+    values: ArrayRef,
+    offsets: Range<usize>,
+    data: Range<usize>,
 }
 
 fn corrupt(name: &str, what: impl std::fmt::Display) -> Error {
@@ -198,83 +239,145 @@ fn u64_at(bytes: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
 }
 
+/// Reads little-endian fields off the front of a byte range, naming the file when it runs out.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    end: usize,
+    name: &'a str,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<Range<usize>> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.end).ok_or_else(|| corrupt(self.name, "truncated"))?;
+        let range = self.at..end;
+        self.at = end;
+        Ok(range)
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        let r = self.take(4)?;
+        Ok(u32::from_le_bytes(self.bytes[r].try_into().expect("4 bytes")))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        let r = self.take(8)?;
+        Ok(u64::from_le_bytes(self.bytes[r].try_into().expect("8 bytes")))
+    }
+
+    fn len(&self, n: u64) -> Result<usize> {
+        usize::try_from(n).map_err(|_| corrupt(self.name, "bad length"))
+    }
+}
+
 impl ScalarIndex {
-    /// Parses and checks an index file of a data file of `rows` rows over a column of `data_type`.
-    /// Anything that does not hold together (checksum, sizes, row numbers, type) is `Corrupt`.
+    /// Parses and checks the header of an index file of a data file of `rows` rows over a column of
+    /// `data_type`. Anything that does not hold together (checksum, sizes, rows) is `Corrupt`.
     pub fn parse(bytes: Bytes, rows: u64, data_type: &DataType, name: &str) -> Result<ScalarIndex> {
-        if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(corrupt(name, "not a scalar index file"));
         }
-        let body_len = bytes.len() - 4;
-        if crc32fast::hash(&bytes[..body_len]) != u32::from_le_bytes(bytes[body_len..].try_into().expect("4 bytes")) {
-            return Err(corrupt(name, "checksum mismatch"));
-        }
-        let mut at = MAGIC.len();
-        let mut take = |n: usize| -> Result<Range<usize>> {
-            let end = at.checked_add(n).filter(|e| *e <= body_len).ok_or_else(|| corrupt(name, "truncated"))?;
-            let range = at..end;
-            at = end;
-            Ok(range)
-        };
-        let stored_rows = u64::from_le_bytes(bytes[take(8)?].try_into().expect("8 bytes"));
+        let mut r = Reader { bytes: &bytes, at: MAGIC.len(), end: bytes.len(), name };
+        let stored_rows = r.u64()?;
         if stored_rows != rows || rows > u32::MAX as u64 {
             return Err(corrupt(name, format!("indexes {stored_rows} rows but the data file has {rows}")));
         }
-        let encoding = match bytes[take(1)?][0] {
+        let encoding = match bytes[r.take(1)?][0] {
             0 => Encoding::Bitmaps,
             1 => Encoding::Permutation,
             other => return Err(corrupt(name, format!("unknown posting encoding {other}"))),
         };
-        let mut section = || -> Result<Range<usize>> {
-            let len = u64::from_le_bytes(bytes[take(8)?].try_into().expect("8 bytes"));
-            take(usize::try_from(len).map_err(|_| corrupt(name, "bad length"))?)
-        };
-        let (ipc, null_bytes, postings) = (section()?, section()?, section()?);
-        let mut reader = StreamReader::try_new(Cursor::new(&bytes[ipc]), None).map_err(|e| corrupt(name, e))?;
-        let batch = reader.next().ok_or_else(|| corrupt(name, "no values"))?.map_err(|e| corrupt(name, e))?;
-        let values = batch.column(0).clone();
-        if values.data_type() != data_type {
-            return Err(corrupt(name, format!("holds {} values but the column is {data_type}", values.data_type())));
+        let null_len = r.u64()?;
+        let null_len = r.len(null_len)?;
+        let null_bytes = r.take(null_len)?;
+        let count = r.u32()? as usize;
+        let mut blocks = Vec::with_capacity(count.min(1 << 20));
+        for _ in 0..count {
+            let values = r.u32()? as usize;
+            let lower_len = r.u32()? as usize;
+            let lower = bytes[r.take(lower_len)?].to_vec();
+            let upper_len = r.u32()? as usize;
+            let upper = bytes[r.take(upper_len)?].to_vec();
+            let (start, len) = (r.u64()?, r.u64()?);
+            let (start, len) = (r.len(start)?, r.len(len)?);
+            blocks.push(BlockInfo { values, lower, upper, range: start..start + len });
+        }
+        let header_end = r.at;
+        let crc = r.u32()?;
+        if crc32fast::hash(&bytes[..header_end]) != crc {
+            return Err(corrupt(name, "header checksum mismatch"));
+        }
+        let body = r.u64()?;
+        let body = r.len(body)?;
+        if body != r.at {
+            return Err(corrupt(name, "misplaced blocks"));
         }
         let nulls = RoaringBitmap::deserialize_from(&bytes[null_bytes]).map_err(|e| corrupt(name, e))?;
-        let distinct = values.len();
-        let width = if encoding == Encoding::Bitmaps { 8 } else { 4 };
-        let offsets_len = (distinct + 1).checked_mul(width).filter(|l| *l <= postings.len()).ok_or_else(|| corrupt(name, "truncated postings"))?;
-        let offsets = postings.start..postings.start + offsets_len;
-        let data = offsets.end..postings.end;
-        let index = ScalarIndex { rows: rows as u32, values, nulls, encoding, bytes, offsets, data };
-        let expected_end = if encoding == Encoding::Bitmaps { index.data.len() as u64 } else { index.data.len() as u64 / 4 };
-        if index.offset(distinct) != expected_end || (0..distinct).any(|i| index.offset(i) > index.offset(i + 1)) {
-            return Err(corrupt(name, "posting offsets disagree with their data"));
+        if nulls.max().is_some_and(|m| m as u64 >= rows) {
+            return Err(corrupt(name, "a null row past the file's end"));
         }
-        // Every row is null or holds exactly one value.
-        let posted = match encoding {
-            Encoding::Bitmaps => (0..distinct).map(|i| index.posting(i).map(|b| b.len())).sum::<Result<u64>>()?,
-            Encoding::Permutation => expected_end,
-        };
-        if posted + index.nulls.len() != rows || index.nulls.max().is_some_and(|m| m >= index.rows) {
-            return Err(corrupt(name, format!("postings cover {} rows, not {rows}", posted + index.nulls.len())));
+        for block in &mut blocks {
+            block.range = block.range.start.checked_add(body).ok_or_else(|| corrupt(name, "bad block range"))?
+                ..block.range.end.checked_add(body).ok_or_else(|| corrupt(name, "bad block range"))?;
+            if block.range.end > bytes.len() || block.range.len() < 12 {
+                return Err(corrupt(name, "a block lies past the file's end"));
+            }
         }
-        Ok(index)
+        let touched = std::sync::atomic::AtomicU64::new(body as u64);
+        Ok(ScalarIndex { rows: rows as u32, data_type: data_type.clone(), nulls, encoding, bytes, blocks, name: name.to_owned(), touched })
     }
 
-    fn offset(&self, value: usize) -> u64 {
-        let offsets = &self.bytes[self.offsets.clone()];
+    /// Checks and decodes block `b`.
+    fn block(&self, b: usize) -> Result<Block> {
+        let info = &self.blocks[b];
+        let name = &self.name;
+        self.touched.fetch_add(info.range.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let (start, end) = (info.range.start, info.range.end - 4);
+        let crc = u32::from_le_bytes(self.bytes[end..end + 4].try_into().expect("4 bytes"));
+        if crc32fast::hash(&self.bytes[start..end]) != crc {
+            return Err(corrupt(name, format!("block {b} checksum mismatch")));
+        }
+        let mut r = Reader { bytes: &self.bytes, at: start, end, name };
+        let ipc_len = r.u64()?;
+        let ipc_len = r.len(ipc_len)?;
+        let ipc = r.take(ipc_len)?;
+        let mut reader = StreamReader::try_new(Cursor::new(&self.bytes[ipc]), None).map_err(|e| corrupt(name, e))?;
+        let batch = reader.next().ok_or_else(|| corrupt(name, "a block without values"))?.map_err(|e| corrupt(name, e))?;
+        let values = batch.column(0).clone();
+        if values.data_type() != &self.data_type {
+            return Err(corrupt(name, format!("holds {} values but the column is {}", values.data_type(), self.data_type)));
+        }
+        if values.len() != info.values {
+            return Err(corrupt(name, format!("block {b} holds {} values, its header says {}", values.len(), info.values)));
+        }
+        let width = if self.encoding == Encoding::Bitmaps { 8 } else { 4 };
+        let offsets = r.take((values.len() + 1) * width)?;
+        let data = r.at..end;
+        let block = Block { values, offsets, data };
+        let expected_end = if self.encoding == Encoding::Bitmaps { block.data.len() as u64 } else { block.data.len() as u64 / 4 };
+        if self.offset(&block, block.values.len()) != expected_end || (0..block.values.len()).any(|i| self.offset(&block, i) > self.offset(&block, i + 1)) {
+            return Err(corrupt(name, format!("block {b}: posting offsets disagree with their data")));
+        }
+        Ok(block)
+    }
+
+    /// Bytes of the file read so far (the header and the blocks lookups needed).
+    pub fn bytes_read(&self) -> u64 {
+        self.touched.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn offset(&self, block: &Block, value: usize) -> u64 {
+        let offsets = &self.bytes[block.offsets.clone()];
         match self.encoding {
             Encoding::Bitmaps => u64_at(offsets, value),
             Encoding::Permutation => u32_at(offsets, value) as u64,
         }
     }
 
-    /// The distinct values, ascending.
-    pub fn values(&self) -> &ArrayRef {
-        &self.values
-    }
-
-    fn posting(&self, value: usize) -> Result<RoaringBitmap> {
-        let bad = |e: &dyn std::fmt::Display| Error::Corrupt(format!("scalar index posting {value}: {e}"));
-        let (lo, hi) = (self.offset(value) as usize, self.offset(value + 1) as usize);
-        let data = &self.bytes[self.data.clone()];
+    fn posting(&self, block: &Block, value: usize) -> Result<RoaringBitmap> {
+        let bad = |e: &dyn std::fmt::Display| corrupt(&self.name, format!("posting {value}: {e}"));
+        let (lo, hi) = (self.offset(block, value) as usize, self.offset(block, value + 1) as usize);
+        let data = &self.bytes[block.data.clone()];
         let bitmap = match self.encoding {
             Encoding::Bitmaps => RoaringBitmap::deserialize_from(&data[lo..hi]).map_err(|e| bad(&e))?,
             Encoding::Permutation => {
@@ -289,59 +392,57 @@ impl ScalarIndex {
         Ok(bitmap)
     }
 
-    /// The size of a value's posting: its rows (permutation) or bytes (bitmaps, which grow with
-    /// their rows), enough to tell which side of a predicate is cheaper to gather.
-    fn posting_len(&self, value: usize) -> u64 {
-        self.offset(value + 1) - self.offset(value)
-    }
-
-    fn union_of(&self, values: &[usize]) -> Result<RoaringBitmap> {
-        let mut out = RoaringBitmap::new();
-        for &v in values {
-            out |= self.posting(v)?;
-        }
-        Ok(out)
-    }
-
     fn all_rows(&self) -> RoaringBitmap {
         let mut all = RoaringBitmap::new();
         all.insert_range(0..self.rows);
         all
     }
 
+    /// Whether block `b`'s values may hold one that `leaf` holds true for, by the block's bounds
+    /// (judged as a file's bounds are).
+    fn block_may_match(&self, b: usize, leaf: &Predicate, column: &str) -> bool {
+        let info = &self.blocks[b];
+        if info.lower.is_empty() || info.upper.is_empty() {
+            return true;
+        }
+        let id: std::collections::HashMap<String, String> = [(crate::table::schema::PARQUET_FIELD_ID.to_owned(), "1".to_owned())].into();
+        let field = Field::new(column, self.data_type.clone(), true).with_metadata(id);
+        let schema = Schema::new(vec![field]);
+        let file = crate::table::manifest::DataFile {
+            record_count: info.values as i64,
+            value_counts: [(1, info.values as i64)].into(),
+            null_value_counts: [(1, 0)].into(),
+            lower_bounds: [(1, info.lower.clone())].into(),
+            upper_bounds: [(1, info.upper.clone())].into(),
+            ..Default::default()
+        };
+        crate::scan::file_may_match(leaf, &file, &schema)
+    }
+
     /// The rows where the single-column predicate `leaf` (over this index's column) is true, when
     /// `want` is true, or false, when `want` is false; exactly, with SQL's rules for nulls.
     pub fn rows_where(&self, leaf: &Predicate, want: bool) -> Result<RoaringBitmap> {
-        match leaf {
-            Predicate::IsNull { .. } | Predicate::NotNull { .. } => {
-                let null_is_wanted = matches!(leaf, Predicate::IsNull { .. }) == want;
-                return Ok(if null_is_wanted { self.nulls.clone() } else { self.all_rows() - &self.nulls });
-            }
-            _ => {}
+        if let Predicate::IsNull { .. } | Predicate::NotNull { .. } = leaf {
+            let null_is_wanted = matches!(leaf, Predicate::IsNull { .. }) == want;
+            return Ok(if null_is_wanted { self.nulls.clone() } else { self.all_rows() - &self.nulls });
         }
-        let schema = Arc::new(Schema::new(vec![Field::new(leaf_column(leaf), self.values.data_type().clone(), true)]));
-        let batch = RecordBatch::try_new(schema, vec![self.values.clone()])?;
-        let verdicts: BooleanArray = leaf.evaluate(&batch)?;
-        let (mut wanted, mut other, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut wanted_rows, mut other_rows) = (0u64, 0u64);
-        for i in 0..verdicts.len() {
-            if verdicts.is_null(i) {
-                unknown.push(i);
-            } else if verdicts.value(i) == want {
-                wanted.push(i);
-                wanted_rows += self.posting_len(i);
-            } else {
-                other.push(i);
-                other_rows += self.posting_len(i);
+        let column = leaf_column(leaf);
+        let schema = Arc::new(Schema::new(vec![Field::new(column, self.data_type.clone(), true)]));
+        let mut rows = RoaringBitmap::new();
+        for b in 0..self.blocks.len() {
+            // Bounds tell where a value may pass; where one may fail, every block has to be read.
+            if want && !self.block_may_match(b, leaf, column) {
+                continue;
+            }
+            let block = self.block(b)?;
+            let batch = RecordBatch::try_new(schema.clone(), vec![block.values.clone()])?;
+            let verdicts: BooleanArray = leaf.evaluate(&batch)?;
+            for i in 0..verdicts.len() {
+                if verdicts.is_valid(i) && verdicts.value(i) == want {
+                    rows |= self.posting(&block, i)?;
+                }
             }
         }
-        if wanted_rows <= other_rows {
-            return self.union_of(&wanted);
-        }
-        // Most values are wanted: the rows of the others are fewer to gather.
-        let mut rows = self.all_rows() - &self.nulls;
-        rows -= self.union_of(&other)?;
-        rows -= self.union_of(&unknown)?;
         Ok(rows)
     }
 }
@@ -418,4 +519,83 @@ pub fn candidate_rows(
             .map(|b| b & all())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+
+    fn build(column: ArrayRef, chunk: usize) -> Vec<u8> {
+        let field = Field::new("c", column.data_type().clone(), true);
+        let mut builder = ScalarIndexBuilder::new(&field).unwrap();
+        for start in (0..column.len()).step_by(chunk) {
+            builder.append(column.slice(start, chunk.min(column.len() - start)).as_ref()).unwrap();
+        }
+        builder.finish().unwrap()
+    }
+
+    /// The rows of `column` where `leaf` is `want`: the slow twin.
+    fn brute(column: &ArrayRef, leaf: &Predicate, want: bool) -> RoaringBitmap {
+        let schema = Arc::new(Schema::new(vec![Field::new("c", column.data_type().clone(), true)]));
+        let verdicts = leaf.evaluate(&RecordBatch::try_new(schema, vec![column.clone()]).unwrap()).unwrap();
+        (0..verdicts.len() as u32).filter(|&i| verdicts.is_valid(i as usize) && verdicts.value(i as usize) == want).collect()
+    }
+
+    #[test]
+    fn lookups_over_many_blocks_equal_a_scan_of_the_column_and_read_only_their_blocks() {
+        let mut rng = crate::rand::SplitMix64(3);
+        let n = 30_000;
+        // Keys mostly distinct (many blocks, the permutation), some repeated, some null.
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter((0..n).map(|_| (rng.below(10) != 0).then(|| rng.below(25_000) as i64))));
+        let words: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| (rng.below(8) != 0).then(|| format!("w{}", rng.below(300))))));
+        for (column, values) in [(keys, 25_000u64), (words, 300)] {
+            let bytes = Bytes::from(build(column.clone(), 7_000));
+            let index = ScalarIndex::parse(bytes.clone(), n as u64, column.data_type(), "t").unwrap();
+            let literal = |rng: &mut crate::rand::SplitMix64| -> serde_json::Value {
+                if values == 300 { serde_json::json!(format!("w{}", rng.below(320))) } else { serde_json::json!(rng.below(26_000) as i64) }
+            };
+            for round in 0..300 {
+                let c = "c".to_owned();
+                let leaf = match round % 9 {
+                    0 => Predicate::Eq { column: c, value: literal(&mut rng) },
+                    1 => Predicate::Ne { column: c, value: literal(&mut rng) },
+                    2 => Predicate::Lt { column: c, value: literal(&mut rng) },
+                    3 => Predicate::Ge { column: c, value: literal(&mut rng) },
+                    4 => Predicate::In { column: c, values: (0..4).map(|_| literal(&mut rng)).collect() },
+                    5 => Predicate::IsNull { column: c },
+                    6 => Predicate::NotNull { column: c },
+                    7 => Predicate::StartsWith { column: c, prefix: format!("w{}", rng.below(30)) },
+                    _ => Predicate::Eq { column: c, value: serde_json::Value::Null },
+                };
+                if matches!(leaf, Predicate::StartsWith { .. }) && values != 300 {
+                    continue;
+                }
+                for want in [true, false] {
+                    assert_eq!(index.rows_where(&leaf, want).unwrap(), brute(&column, &leaf, want), "{} want {want}", leaf.to_json());
+                }
+            }
+        }
+        // A point lookup reads the header and one block, not the whole index.
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(0..200_000));
+        let bytes = Bytes::from(build(keys.clone(), 50_000));
+        let index = ScalarIndex::parse(bytes.clone(), 200_000, &DataType::Int64, "k").unwrap();
+        let found = index.rows_where(&Predicate::Eq { column: "c".into(), value: serde_json::json!(123_456) }, true).unwrap();
+        assert_eq!(found.iter().collect::<Vec<_>>(), vec![123_456]);
+        assert!(index.bytes_read() * 20 < bytes.len() as u64, "{} of {}", index.bytes_read(), bytes.len());
+        // A damaged block fails the lookups that read it, by name; the others still answer.
+        let mut damaged = bytes.to_vec();
+        let target = index.blocks[10].range.start + 40;
+        damaged[target] ^= 1;
+        let index = ScalarIndex::parse(Bytes::from(damaged), 200_000, &DataType::Int64, "k").unwrap();
+        let eq = |v: i64| Predicate::Eq { column: "c".into(), value: serde_json::json!(v) };
+        let err = index.rows_where(&eq(10 * 4096 + 5), true).unwrap_err();
+        assert!(err.to_string().contains("block 10 checksum mismatch"), "{err}");
+        assert_eq!(index.rows_where(&eq(7), true).unwrap().len(), 1);
+        // A damaged header fails the parse.
+        let mut header = bytes.to_vec();
+        header[30] ^= 1;
+        assert!(ScalarIndex::parse(Bytes::from(header), 200_000, &DataType::Int64, "k").is_err());
+        assert!(ScalarIndex::parse(bytes.clone(), 199_999, &DataType::Int64, "k").unwrap_err().to_string().contains("199999"));
+    }
 }

@@ -826,6 +826,9 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
             e.rows_deleted,
             e.rows_pruned_by_index,
             e.rows_read,
+            e.pages,
+            e.pages_read,
+            e.bytes_read,
         ];
         long_array(env, &counts.map(|c| c as jlong))
     })

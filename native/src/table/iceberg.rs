@@ -48,6 +48,8 @@ const VERSION_HINT: &str = "metadata/version-hint.text";
 /// statistics prune), and its default.
 pub const ROW_GROUP_ROWS: &str = "hyperstream.write.row-group-rows";
 const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
+/// Rows per Parquet data page at most.
+const DATA_PAGE_ROWS: usize = 8 * 1024;
 const COMMIT_ATTEMPTS: usize = 50;
 
 /// Table property that records a vector column's dimension, by field id.
@@ -1648,6 +1650,9 @@ fn write_parquet(
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        // Pages of at most this many rows (their locations go to the page index): what a row
+        // selection skips page by page, so a lookup reads a few small pages of each column.
+        .set_data_page_row_count_limit(DATA_PAGE_ROWS)
         .build();
     let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
         .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
@@ -1713,7 +1718,7 @@ fn write_parquet(
 }
 
 /// Iceberg single-value serialization of a column's min and max, for the types bounds serve.
-fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
     use arrow::array::AsArray;
     match column.data_type() {
         DataType::Int32 => {
@@ -1833,6 +1838,13 @@ pub struct ScanExplain {
     pub rows_deleted: u64,
     pub rows_pruned_by_index: u64,
     pub rows_read: u64,
+    /// Pages of the read columns in the files read, and those holding a row that is read (a page
+    /// holding none is skipped through the page index); a column chunk without a page index counts
+    /// as one page.
+    pub pages: u64,
+    pub pages_read: u64,
+    /// Bytes fetched from storage: the read pages' compressed bytes and the scalar index files used.
+    pub bytes_read: u64,
 }
 
 impl ScanExplain {
@@ -1846,7 +1858,75 @@ impl ScanExplain {
         self.rows_deleted += other.rows_deleted;
         self.rows_pruned_by_index += other.rows_pruned_by_index;
         self.rows_read += other.rows_read;
+        self.pages += other.pages;
+        self.pages_read += other.pages_read;
+        self.bytes_read += other.bytes_read;
     }
+}
+
+/// Of the pages of root columns `roots`, how many there are, how many hold a row that is read and
+/// their compressed bytes: rows are read in the row groups `kept` (ascending) as `selection` says (a
+/// selection over those groups' rows, one after another; None reads every row of them). Without a
+/// page index a column chunk counts as one page.
+fn pages_read(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    schema: &parquet::schema::types::SchemaDescriptor,
+    roots: &[usize],
+    kept: &[usize],
+    selection: Option<&RowSelection>,
+) -> (u64, u64, u64) {
+    let mut selected: Vec<std::ops::Range<usize>> = Vec::new();
+    if let Some(selection) = selection {
+        let mut at = 0usize;
+        for selector in selection.iter() {
+            if !selector.skip {
+                selected.push(at..at + selector.row_count);
+            }
+            at += selector.row_count;
+        }
+    }
+    let reads = |lo: usize, hi: usize| {
+        selection.is_none() || {
+            let i = selected.partition_point(|r| r.end <= lo);
+            i < selected.len() && selected[i].start < hi
+        }
+    };
+    let leaves: Vec<usize> = (0..schema.num_columns()).filter(|&c| roots.contains(&schema.get_column_root_idx(c))).collect();
+    let (mut pages, mut read, mut bytes) = (0u64, 0u64, 0u64);
+    let mut base = 0usize;
+    for g in 0..metadata.num_row_groups() {
+        let group = metadata.row_group(g);
+        let rows = group.num_rows().max(0) as usize;
+        let is_kept = kept.binary_search(&g).is_ok();
+        let reads = |lo: usize, hi: usize| is_kept && reads(lo, hi);
+        for &c in &leaves {
+            let locations = metadata.page_index().and_then(|p| p.page_locations(g, c));
+            match locations {
+                Some(locations) if !locations.is_empty() => {
+                    for (i, page) in locations.iter().enumerate() {
+                        let start = page.first_row_index as usize;
+                        let end = locations.get(i + 1).map_or(rows, |next| next.first_row_index as usize);
+                        pages += 1;
+                        if reads(base + start, base + end) {
+                            read += 1;
+                            bytes += page.compressed_page_size.max(0) as u64;
+                        }
+                    }
+                }
+                _ => {
+                    pages += 1;
+                    if reads(base, base + rows) {
+                        read += 1;
+                        bytes += group.column(c).compressed_size().max(0) as u64;
+                    }
+                }
+            }
+        }
+        if is_kept {
+            base += rows;
+        }
+    }
+    (pages, read, bytes)
 }
 
 /// The rows of `bitmap` as a selection over a file of `rows` rows.
@@ -1896,7 +1976,8 @@ impl TableScan {
             None => (0..groups).collect(),
         };
         explain.row_groups_pruned_by_stats = groups - kept.len();
-        if let Some(candidates) = self.index_candidates(file, total) {
+        let (candidates, index_bytes) = self.index_candidates(file, total);
+        if let Some(candidates) = candidates {
             explain.rows_pruned_by_index = total - candidates.len();
             selection = Some(match selection {
                 Some(asked) => asked.intersection(&bitmap_selection(&candidates, total as usize)),
@@ -1927,6 +2008,10 @@ impl TableScan {
             Some(selection) => selection.row_count() as u64,
             None => kept.iter().map(|&g| builder.metadata().row_group(g).num_rows().max(0) as u64).sum(),
         };
+        let (pages, pages_read, bytes) = pages_read(builder.metadata(), builder.parquet_schema(), &self.read_roots(builder.schema()), &kept, selection.as_ref());
+        explain.pages = pages;
+        explain.pages_read = pages_read;
+        explain.bytes_read = bytes + index_bytes;
         let builder = match selection {
             Some(selection) => builder.with_row_selection(selection),
             None => builder,
@@ -1934,19 +2019,29 @@ impl TableScan {
         Ok((builder, explain))
     }
 
-    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
-        let (builder, _) = self.plan(file)?;
-        let file_schema = builder.schema().clone();
-        // Table columns by field id -> root column index in the file.
-        let roots: Vec<Option<usize>> = self
-            .schema
+    /// Each scan column's root column in a file of `file_schema` (by field id; None where the file
+    /// predates the column).
+    fn roots(&self, file_schema: &ArrowSchema) -> Vec<Option<usize>> {
+        self.schema
             .fields()
             .iter()
             .map(|f| field_id(f).and_then(|id| file_schema.fields().iter().position(|ff| field_id(ff) == Some(id))))
-            .collect();
-        let mut wanted: Vec<usize> = roots.iter().flatten().copied().collect();
+            .collect()
+    }
+
+    /// The file's root columns the scan reads, ascending.
+    fn read_roots(&self, file_schema: &ArrowSchema) -> Vec<usize> {
+        let mut wanted: Vec<usize> = self.roots(file_schema).into_iter().flatten().collect();
         wanted.sort_unstable();
         wanted.dedup();
+        wanted
+    }
+
+    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
+        let (builder, _) = self.plan(file)?;
+        // Table columns by field id -> root column index in the file.
+        let roots = self.roots(builder.schema());
+        let wanted = self.read_roots(builder.schema());
         let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.clone());
         let reader = builder
             .with_projection(mask)
@@ -1962,12 +2057,16 @@ impl TableScan {
     /// its columns, or None where no index narrows it. A missing index (a file written before the
     /// index was declared) is skipped silently, a damaged one with a warning: either way the file is
     /// read without it, so the answer stays the same.
-    fn index_candidates(&self, file: &DataFile, rows: u64) -> Option<roaring::RoaringBitmap> {
-        let filter = self.prune.as_ref()?;
+    fn index_candidates(&self, file: &DataFile, rows: u64) -> (Option<roaring::RoaringBitmap>, u64) {
+        let Some(filter) = self.prune.as_ref() else {
+            return (None, 0);
+        };
         if self.scalar.is_empty() || rows > u32::MAX as u64 {
-            return None;
+            return (None, 0);
         }
-        let data_path = self.storage.relative(&file.file_path).ok()?;
+        let Ok(data_path) = self.storage.relative(&file.file_path) else {
+            return (None, 0);
+        };
         let mut loaded: HashMap<i32, Option<Arc<crate::index::ScalarIndex>>> = HashMap::new();
         let mut index_of = |column: &str| -> Option<Arc<crate::index::ScalarIndex>> {
             let (_, id, data_type) = self.scalar.iter().find(|(name, ..)| name == column)?;
@@ -1975,8 +2074,8 @@ impl TableScan {
                 .entry(*id)
                 .or_insert_with(|| {
                     let path = crate::index::scalar_index_path(data_path, *id);
-                    let parsed = match self.storage.map(&path, true) {
-                        Ok(bytes) => crate::index::ScalarIndex::parse(bytes, rows, data_type, &self.storage.uri(&path)),
+                    let parsed = match self.storage.map(&path, false) {
+                        Ok(region) => crate::index::ScalarIndex::parse(region, rows, data_type, &self.storage.uri(&path)),
                         Err(Error::NotFound(_)) => return None,
                         Err(e) => Err(e),
                     };
@@ -1990,13 +2089,15 @@ impl TableScan {
                 })
                 .clone()
         };
-        match crate::index::candidate_rows(filter, true, rows as u32, &mut index_of) {
+        let candidates = match crate::index::candidate_rows(filter, true, rows as u32, &mut index_of) {
             Ok(candidates) => candidates,
             Err(e) => {
                 warn(&format!("scalar index of {}: {e}; reading the file without it", file.file_path));
                 None
             }
-        }
+        };
+        let bytes = loaded.values().flatten().map(|index| index.bytes_read()).sum();
+        (candidates, bytes)
     }
 
     fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
@@ -2551,6 +2652,10 @@ mod tests {
         assert_eq!(explained.files_pruned, 0, "bounds cannot prune an unsorted key");
         assert!(explained.rows_read <= 10 && explained.rows_pruned_by_index > 1000, "{explained:?}");
         assert!(explained.row_groups_pruned_by_index > explained.row_groups / 2, "{explained:?}");
+        assert!(explained.pages_read > 0 && explained.pages_read * 4 < explained.pages && explained.bytes_read > 0, "{explained:?}");
+        let everything_read = table.explain(files.clone(), None).unwrap();
+        assert_eq!((everything_read.pages_read, everything_read.rows_read + everything_read.rows_deleted), (everything_read.pages, everything_read.rows));
+
         // Damaged and missing index files change nothing but the work done.
         let paths = index_files(&files);
         std::fs::write(&paths[0], b"HSSIDX01 and then garbage").unwrap();

@@ -305,22 +305,25 @@ public final class NativeTable extends NativeHandle {
      * scalar indexes, rows by scalar indexes and delete files. Reads no data page.
      */
     public record ScanExplain(long files, long filesPruned, long rowGroups, long rowGroupsPrunedByStats,
-            long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex, long rowsRead) {
+            long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex, long rowsRead,
+            long pages, long pagesRead, long bytesRead) {
         /** One line, as engines' plans print it. */
         @Override
         public String toString() {
             return "files " + (files - filesPruned) + "/" + files
                     + ", row groups " + (rowGroups - rowGroupsPrunedByStats - rowGroupsPrunedByIndex) + "/" + rowGroups
                     + " (stats pruned " + rowGroupsPrunedByStats + ", index pruned " + rowGroupsPrunedByIndex + ")"
+                    + ", pages read " + pagesRead + "/" + pages
                     + ", rows read " + rowsRead + "/" + rows
-                    + " (index pruned " + rowsPrunedByIndex + ", deleted " + rowsDeleted + ")";
+                    + " (index pruned " + rowsPrunedByIndex + ", deleted " + rowsDeleted + ")"
+                    + ", bytes read " + bytesRead;
         }
     }
 
     /** See {@link ScanExplain}. */
     public ScanExplain explain(String[] dataFiles, String filter) {
         long[] c = call(h -> explainNative(h, dataFiles, filter));
-        return new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]);
+        return new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]);
     }
 
     /**
