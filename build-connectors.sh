@@ -9,6 +9,7 @@
 #   demo    build, then query native rows through a local Spark and an in-process Trino
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
 #           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
+#           with "index [rows] [runs]" the index-pruned scan benchmark against Spark's Parquet reader,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
@@ -159,6 +160,10 @@ case "$command" in
       shift
       step "scan benchmark: a HyperStream table vs Spark's Parquet reader, full scans into Spark"
       run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.ScanBenchmark "$@"
+    elif [ "${1:-}" = index ]; then
+      shift
+      step "index benchmark: index-pruned scans of a HyperStream table vs Spark's Parquet reader, through Spark"
+      run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.IndexBenchmark "$@"
     elif [ "${1:-}" = topk ]; then
       shift
       step "top-k benchmark: exact top-10 through Spark SQL vs the native call"

@@ -11,7 +11,7 @@
 //! filter knows is served with the filter's own semantics, and no second comparison code can disagree
 //! with it.
 //!
-//! Values are cut into blocks of up to 4,096 (in value order), each with its own bounds, checksum,
+//! Values are cut into blocks of up to 1,024 (in value order), each with its own bounds, checksum,
 //! values, offsets and postings, so that a lookup reads and checks only the blocks whose bounds admit
 //! the predicate: a point lookup in a file of a million keys touches one block, not the whole index.
 //!
@@ -39,7 +39,7 @@ use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"HSSIDX02";
 /// Distinct values per block.
-const BLOCK_VALUES: usize = 4096;
+const BLOCK_VALUES: usize = 1024;
 /// At most this many distinct values get one bitmap each; more take the permutation encoding.
 const BITMAP_VALUES: usize = 1024;
 
@@ -589,7 +589,7 @@ mod tests {
         damaged[target] ^= 1;
         let index = ScalarIndex::parse(Bytes::from(damaged), 200_000, &DataType::Int64, "k").unwrap();
         let eq = |v: i64| Predicate::Eq { column: "c".into(), value: serde_json::json!(v) };
-        let err = index.rows_where(&eq(10 * 4096 + 5), true).unwrap_err();
+        let err = index.rows_where(&eq(10 * BLOCK_VALUES as i64 + 5), true).unwrap_err();
         assert!(err.to_string().contains("block 10 checksum mismatch"), "{err}");
         assert_eq!(index.rows_where(&eq(7), true).unwrap().len(), 1);
         // A damaged header fails the parse.

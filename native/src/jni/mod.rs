@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow::datatypes::Schema as ArrowSchema;
-use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObjectArray, JString};
+use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, JNI_ERR, JNI_VERSION_1_8};
 use jni::vm::JavaVM;
 use jni::{Env, EnvUnowned};
@@ -800,8 +800,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scalarIndexesNative<'
     })
 }
 
-/// How a scan of `files` filtered by `filter` (JSON, or null) prunes, as the counts of
-/// `ScanExplain` in declaration order.
+/// How a scan of `files` filtered by `filter` (JSON, or null) prunes: the counts of `ScanExplain`
+/// in declaration order (a long[]) and the files that hold a row to read (a String[]).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -809,13 +809,13 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     handle: jlong,
     files: JObjectArray<'l>,
     filter: JString<'l>,
-) -> JLongArray<'l> {
+) -> JObjectArray<'l> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let files = data_files_arg(env, &files)?;
         let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
-        let e = table.explain(files, filter.as_ref())?;
+        let (e, reading) = table.explain_files(files, filter.as_ref())?;
         let counts = [
             e.files as u64,
             e.files_pruned as u64,
@@ -830,7 +830,12 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
             e.pages_read,
             e.bytes_read,
         ];
-        long_array(env, &counts.map(|c| c as jlong))
+        let counts = long_array(env, &counts.map(|c| c as jlong))?;
+        let files = data_files_out(env, &reading)?;
+        let out = JObjectArray::<JObject>::new(env, 2, JObject::null())?;
+        out.set_element(env, 0, &counts)?;
+        out.set_element(env, 1, &files)?;
+        Ok(out)
     })
 }
 
@@ -921,6 +926,31 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
         let table = lock(&cell).clone();
         let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         Ok(table.live_rows(&table.data_files(snapshot)?)? as jlong)
+    })
+}
+
+/// Scans `files` natively (every row `filter` passes, with `columns`; null: all), decoding every
+/// batch without handing it over; returns the rows. The library's own scan speed, without a consumer.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanRowCountNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        let table = lock(&cell).clone();
+        let mut rows = 0usize;
+        for batch in table.scan(files, columns.as_deref(), filter, 64 * 1024)? {
+            rows += batch?.num_rows();
+        }
+        Ok(rows as jlong)
     })
 }
 

@@ -1160,15 +1160,29 @@ impl Table {
     /// How a scan of `files` filtered by `filter` would prune, level by level, without reading any
     /// data page: file bounds, row-group statistics, scalar indexes (their files are read) and deletes.
     pub fn explain(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<ScanExplain> {
+        Ok(self.explain_files(files, filter)?.0)
+    }
+
+    /// As [`Table::explain`], with the files that hold a row to read: those a scan has to open (a
+    /// file whose every row the bounds, statistics, indexes or deletes rule out is left out).
+    pub fn explain_files(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<(ScanExplain, Vec<DataFile>)> {
         let asked = files.len();
         let kept = self.prune(files, filter)?;
         let mut total = ScanExplain { files_pruned: asked - kept.len(), ..Default::default() };
-        let scan = self.table_scan(Vec::new(), None, 1, filter)?;
-        for file in &kept {
-            total.add(&scan.plan(file)?.1);
+        // Files are planned in parallel, each by a scan of its own (a scan holds its open reader).
+        let explained = kept
+            .into_par_iter()
+            .map(|file| Ok((self.table_scan(Vec::new(), None, 1, filter)?.plan(&file)?.1, file)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut reading = Vec::new();
+        for (explain, file) in explained {
+            total.add(&explain);
+            if explain.rows_read > 0 {
+                reading.push(file);
+            }
         }
         total.files = asked;
-        Ok(total)
+        Ok((total, reading))
     }
 
     /// The files of `files` that may hold a row `filter` passes, by their column statistics.

@@ -242,10 +242,12 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         /** What each pruning level leaves out of the filtered read (footers and indexes read, no data). */
         private NativeTable.ScanExplain explained() {
             if (explained == null && filter != null) {
-                try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                    // Every live file, so that the files the bounds rule out are counted too.
-                    String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
-                    explained = table.explain(all, filter);
+                if (search == null) {
+                    files(); // plans the files and explains in one pass
+                } else {
+                    try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                        explained = table.explain(table.dataFiles(options.snapshotId(), options.asOfMillis()), filter);
+                    }
                 }
             }
             return explained;
@@ -324,11 +326,22 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             return splits.toArray(InputPartition[]::new);
         }
 
-        /** The data files the read covers: files whose statistics rule the filter out are never planned. */
+        /**
+         * The data files the read covers. With a filter, only the files holding a row to read: those
+         * whose bounds, row-group statistics, scalar indexes or deletes rule out every row are never
+         * planned (the same pass gives the pruning figures the plan shows).
+         */
         private String[] files() {
             if (files == null) {
                 try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                    files = table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
+                    String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
+                    if (filter == null || search != null) {
+                        files = filter == null ? all : table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
+                    } else {
+                        NativeTable.ExplainedFiles explainedFiles = table.explainFiles(all, filter);
+                        explained = explainedFiles.explain();
+                        files = explainedFiles.files();
+                    }
                 }
             }
             return files;

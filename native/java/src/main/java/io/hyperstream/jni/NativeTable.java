@@ -320,10 +320,32 @@ public final class NativeTable extends NativeHandle {
         }
     }
 
+    /**
+     * Scans {@code dataFiles} natively (the rows {@code filter} passes, JSON or null, with {@code
+     * columns}, null for all) and returns how many rows it read, without handing any to Java: the
+     * library's own scan speed.
+     */
+    public long scanRowCount(String[] dataFiles, String[] columns, String filter) {
+        return call(h -> scanRowCountNative(h, dataFiles, columns, filter));
+    }
+
     /** See {@link ScanExplain}. */
     public ScanExplain explain(String[] dataFiles, String filter) {
-        long[] c = call(h -> explainNative(h, dataFiles, filter));
-        return new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]);
+        return explainFiles(dataFiles, filter).explain();
+    }
+
+    /**
+     * A filtered read's {@link ScanExplain} and the data files that hold a row to read: the files a
+     * scan has to open, those whose every row bounds, statistics, indexes or deletes rule out left out.
+     */
+    public record ExplainedFiles(ScanExplain explain, String[] files) {}
+
+    /** See {@link ExplainedFiles}. */
+    public ExplainedFiles explainFiles(String[] dataFiles, String filter) {
+        Object[] out = call(h -> explainNative(h, dataFiles, filter));
+        long[] c = (long[]) out[0];
+        return new ExplainedFiles(new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]),
+                (String[]) out[1]);
     }
 
     /**
@@ -440,7 +462,9 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] scalarIndexesNative(long handle);
 
-    private static native long[] explainNative(long handle, String[] dataFiles, String filter);
+    private static native Object[] explainNative(long handle, String[] dataFiles, String filter);
+
+    private static native long scanRowCountNative(long handle, String[] dataFiles, String[] columns, String filter);
 
     private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
             int batchRows, long streamAddress);
