@@ -297,10 +297,10 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         }
         if (change instanceof TableChange.SetProperty set && set.property().equals(INDEX_COLUMNS)) {
             List<String> wanted = Arrays.stream(set.value().split(",")).map(String::trim).filter(c -> !c.isEmpty()).toList();
-            return table -> setScalarIndexes(table, wanted);
+            return table -> table.setScalarIndexes(wanted);
         }
         if (change instanceof TableChange.RemoveProperty remove && remove.property().equals(INDEX_COLUMNS)) {
-            return table -> setScalarIndexes(table, List.of());
+            return table -> table.setScalarIndexes(List.of());
         }
         throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN, "
                 + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "'), not "
@@ -309,21 +309,6 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     /** The table property naming the columns with a scalar index (comma-separated). */
     static final String INDEX_COLUMNS = "hyperstream.index.columns";
-
-    /** Builds the scalar indexes {@code wanted} names that the table lacks and drops the others. */
-    private static void setScalarIndexes(NativeTable table, List<String> wanted) {
-        List<String> present = table.scalarIndexes();
-        for (String column : wanted) {
-            if (!present.contains(column)) {
-                table.createScalarIndex(column);
-            }
-        }
-        for (String column : present) {
-            if (!wanted.contains(column)) {
-                table.dropScalarIndex(column);
-            }
-        }
-    }
 
     private static String topLevel(Identifier ident, String[] fieldNames) {
         if (fieldNames.length != 1) {

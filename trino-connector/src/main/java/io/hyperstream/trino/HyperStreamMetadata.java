@@ -522,19 +522,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             }
         }
         List<String> wanted = TableCreation.indexedColumns((String) properties.get(TableCreation.INDEXED_COLUMNS).orElse(null));
-        alter(table, stored -> {
-            List<String> present = stored.scalarIndexes();
-            for (String column : wanted) {
-                if (!present.contains(column)) {
-                    stored.createScalarIndex(column);
-                }
-            }
-            for (String column : present) {
-                if (!wanted.contains(column)) {
-                    stored.dropScalarIndex(column);
-                }
-            }
-        });
+        alter(table, stored -> stored.setScalarIndexes(wanted));
     }
 
     private static void alter(ConnectorTableHandle table, java.util.function.Consumer<NativeTable> change) {

@@ -294,6 +294,24 @@ public final class NativeTable extends NativeHandle {
         return call(h -> dropScalarIndexNative(h, column));
     }
 
+    /**
+     * Makes {@code columns} exactly the columns with a scalar index: builds the missing ones (for the
+     * files already there, without rewriting them) and drops the others.
+     */
+    public void setScalarIndexes(List<String> columns) {
+        List<String> present = scalarIndexes();
+        for (String column : columns) {
+            if (!present.contains(column)) {
+                createScalarIndex(column);
+            }
+        }
+        for (String column : present) {
+            if (!columns.contains(column)) {
+                dropScalarIndex(column);
+            }
+        }
+    }
+
     /** The columns with a scalar index, in table order. */
     public List<String> scalarIndexes() {
         return List.of(call(h -> scalarIndexesNative(h)));
