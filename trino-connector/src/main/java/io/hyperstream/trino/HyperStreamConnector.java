@@ -29,6 +29,11 @@ final class HyperStreamConnector implements Connector {
      * length; -1: exact search; 0, the default: the library's choice).
      */
     static final String VECTOR_SEARCH_EF = "vector_search_ef";
+    /**
+     * Session property: how long a scan's split planning waits for a join's dynamic filter (ms; 0:
+     * plan at once, the filter then narrows only the rows read).
+     */
+    static final String DYNAMIC_FILTERING_WAIT_TIMEOUT = "dynamic_filtering_wait_timeout_ms";
 
     private final Set<Procedure> procedures;
     private final HyperStreamMetadata metadata;
@@ -63,7 +68,14 @@ final class HyperStreamConnector implements Connector {
                         throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT,
                                 VECTOR_SEARCH_EF + " must be between 1 and 100000, -1 (exact) or 0 (default), got " + ef);
                     }
-                }, false));
+                }, false),
+                PropertyMetadata.longProperty(DYNAMIC_FILTERING_WAIT_TIMEOUT,
+                        "How long split planning waits for a join's dynamic filter, in milliseconds", 1000L, ms -> {
+                            if (ms < 0 || ms > 600_000) {
+                                throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT,
+                                        DYNAMIC_FILTERING_WAIT_TIMEOUT + " must be between 0 and 600000, got " + ms);
+                            }
+                        }, false));
     }
 
     @Override

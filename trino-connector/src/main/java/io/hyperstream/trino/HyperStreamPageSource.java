@@ -36,7 +36,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private boolean finished;
 
     HyperStreamPageSource(HyperStreamTableHandle handle, HyperStreamSplit split, List<HyperStreamColumnHandle> columns,
-            int batchRows, long efSearch) {
+            int batchRows, long efSearch, String filter) {
         this.countOnly = columns.isEmpty();
         this.allocator = Allocators.child("trino-split-" + split.start());
         AutoCloseable opened = null;
@@ -44,7 +44,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             if (handle.isStored()) {
                 NativeTable stored = nativeCall(() -> NativeTable.load(handle.location(), java.util.Map.of()));
                 opened = stored;
-                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch));
+                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch, filter));
                 this.positions = blockPositions(columns);
                 this.negateDistance = handle.distance() != null && handle.distance().negated();
                 this.remaining = handle.limit() > 0 ? handle.limit() : Long.MAX_VALUE;
@@ -97,14 +97,14 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     }
 
     /**
-     * The native read for a stored split: the rows the pushed constraint passes, with the pushed
-     * distance when Trino reads it, or only the top k by it.
+     * The native read for a stored split: the rows {@code filter} passes (the pushed constraint and
+     * what a dynamic filter adds to it), with the pushed distance when Trino reads it, or only the
+     * top k by it.
      */
     private ArrowReader openStored(NativeTable stored, HyperStreamTableHandle handle, HyperStreamSplit split,
-            List<HyperStreamColumnHandle> columns, int batchRows, long efSearch) {
+            List<HyperStreamColumnHandle> columns, int batchRows, long efSearch, String filter) {
         String[] files = split.dataFiles().toArray(String[]::new);
         String[] names = nativeColumns(columns);
-        String filter = handle.filter();
         VectorDistance distance = handle.distance();
         if (handle.topK() > 0) {
             return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch),

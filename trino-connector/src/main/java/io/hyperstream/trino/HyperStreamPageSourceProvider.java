@@ -37,8 +37,11 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
             io.trino.spi.block.Block count = new io.trino.spi.block.LongArrayBlock(1, Optional.empty(), new long[] {rows});
             return new io.trino.spi.connector.FixedPageSource(List.of(new io.trino.spi.Page(count)));
         }
-        return new HyperStreamPageSource((HyperStreamTableHandle) table, (HyperStreamSplit) split,
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        String filter = !TrinoFilters.takesDynamicFilter(handle) ? handle.filter()
+                : TrinoFilters.withDynamicFilter(handle.filter(), dynamicFilter.getCurrentPredicate());
+        return new HyperStreamPageSource(handle, (HyperStreamSplit) split,
                 columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows(),
-                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class));
+                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class), filter);
     }
 }

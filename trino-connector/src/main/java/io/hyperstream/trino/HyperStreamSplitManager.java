@@ -12,10 +12,12 @@ import io.trino.spi.connector.ConnectorSplitSource;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTransactionHandle;
 import io.trino.spi.connector.Constraint;
+import io.trino.spi.connector.DynamicFilterSnapshot;
 import io.trino.spi.connector.FixedSplitSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /** Asks the native library how to divide a table; Trino schedules the splits. */
 final class HyperStreamSplitManager implements ConnectorSplitManager {
@@ -27,7 +29,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
 
     @Override
     public ConnectorSplitSource getSplits(ConnectorTransactionHandle transaction, ConnectorSession session,
-            ConnectorTableHandle table, Set<ColumnHandle> columns, Constraint constraint) {
+            ConnectorTableHandle table, Set<ColumnHandle> dynamicFilterColumns, Constraint constraint) {
         if (table instanceof HyperStreamArrayHandle array) {
             return new FixedSplitSource(ArrayTables.splits(array, config.splitRows()));
         }
@@ -36,27 +38,11 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
             return new FixedSplitSource(List.of(new HyperStreamSplit(0, 0, List.of()))); // the count comes from metadata
         }
         if (handle.isStored()) {
-            String[] files = nativeCall(() -> {
-                try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
-                    // Files whose statistics rule the pushed filter out get no split.
-                    return handle.snapshotId() < 0 ? new String[0]
-                            : stored.dataFiles(handle.snapshotId(), -1, handle.filter());
-                }
-            });
-            if (handle.topK() > 0) {
-                // The top-k is global: one split searches every file (in parallel, natively).
-                return new FixedSplitSource(List.of(new HyperStreamSplit(0, 0, List.of(files))));
+            long waitMillis = session.getProperty(HyperStreamConnector.DYNAMIC_FILTERING_WAIT_TIMEOUT, Long.class);
+            if (!dynamicFilterColumns.isEmpty() && waitMillis > 0 && TrinoFilters.takesDynamicFilter(handle)) {
+                return new DynamicallyFilteredSplits(handle, waitMillis);
             }
-            List<ConnectorSplit> splits = new ArrayList<>(files.length);
-            long planned = 0;
-            for (String file : files) {
-                if (handle.limit() > 0 && !handle.isFiltered() && planned >= handle.limit()) {
-                    break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
-                }
-                splits.add(new HyperStreamSplit(0, 0, List.of(file)));
-                planned += io.hyperstream.jni.DataFiles.undeletedRows(file);
-            }
-            return new FixedSplitSource(splits);
+            return new FixedSplitSource(storedSplits(handle, handle.filter()));
         }
         long[][] ranges = nativeCall(() -> {
             try (SampleTable sample = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
@@ -68,5 +54,69 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
             splits.add(new HyperStreamSplit(range[0], range[1], null));
         }
         return new FixedSplitSource(splits);
+    }
+    /** One split per data file whose statistics do not rule {@code filter} out (a top-k: one split of them all). */
+    private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter) {
+        String[] files = nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
+                return handle.snapshotId() < 0 ? new String[0] : stored.dataFiles(handle.snapshotId(), -1, filter);
+            }
+        });
+        if (handle.topK() > 0) {
+            // The top-k is global: one split searches every file (in parallel, natively).
+            return List.of(new HyperStreamSplit(0, 0, List.of(files)));
+        }
+        List<ConnectorSplit> splits = new ArrayList<>(files.length);
+        long planned = 0;
+        for (String file : files) {
+            if (handle.limit() > 0 && !handle.isFiltered() && planned >= handle.limit()) {
+                break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
+            }
+            splits.add(new HyperStreamSplit(0, 0, List.of(file)));
+            planned += io.hyperstream.jni.DataFiles.undeletedRows(file);
+        }
+        return splits;
+    }
+
+    /**
+     * The splits of a scan a join may narrow: Trino holds the first batch until the join's build
+     * side has finished (or the wait runs out), so files the dynamic filter rules out by their
+     * statistics get no split. The page source applies the filter again to the rows it reads.
+     */
+    private static final class DynamicallyFilteredSplits implements ConnectorSplitSource {
+        private final HyperStreamTableHandle handle;
+        private final long waitMillis;
+        private FixedSplitSource planned;
+
+        DynamicallyFilteredSplits(HyperStreamTableHandle handle, long waitMillis) {
+            this.handle = handle;
+            this.waitMillis = waitMillis;
+        }
+
+        @Override
+        public long getRequestedDynamicFilterWaitTimeoutMillis() {
+            return waitMillis;
+        }
+
+        @Override
+        public CompletableFuture<List<ConnectorSplit>> getNextBatch(int maxSize, DynamicFilterSnapshot dynamicFilter) {
+            if (planned == null) {
+                planned = new FixedSplitSource(storedSplits(handle,
+                        TrinoFilters.withDynamicFilter(handle.filter(), dynamicFilter.currentPredicate())));
+            }
+            return planned.getNextBatch(maxSize, dynamicFilter);
+        }
+
+        @Override
+        public boolean isFinished() {
+            return planned != null && planned.isFinished();
+        }
+
+        @Override
+        public void close() {
+            if (planned != null) {
+                planned.close();
+            }
+        }
     }
 }

@@ -66,6 +66,38 @@ final class TrinoFilters {
         return conjuncts.isEmpty() ? null : Filters.and(conjuncts);
     }
 
+    /**
+     * Whether a join's dynamic filter may narrow a stored scan: not under a pushed top-k or limit,
+     * which choose their rows among all the rows the pushed filter passes.
+     */
+    static boolean takesDynamicFilter(HyperStreamTableHandle handle) {
+        return handle.isStored() && handle.topK() <= 0 && handle.limit() <= 0 && !handle.countStar();
+    }
+
+    /**
+     * {@code pushed} (the handle's filter, or null) narrowed by a dynamic filter's predicate: the
+     * domains of its columns that translate exactly join as conjuncts, the others are left to the
+     * join (a dynamic filter only ever narrows, so dropping one of its domains is safe).
+     */
+    static String withDynamicFilter(String pushed, TupleDomain<ColumnHandle> dynamic) {
+        if (dynamic.isAll()) {
+            return pushed;
+        }
+        if (dynamic.isNone()) {
+            return Filters.alwaysFalse(); // the build side is empty: no row can join
+        }
+        List<String> conjuncts = new ArrayList<>();
+        if (pushed != null) {
+            conjuncts.add(pushed);
+        }
+        for (Map.Entry<ColumnHandle, Domain> entry : dynamic.getDomains().orElseThrow().entrySet()) {
+            if (entry.getKey() instanceof HyperStreamColumnHandle column && supports(column, entry.getValue())) {
+                conjuncts.add(toFilter(column, entry.getValue()));
+            }
+        }
+        return conjuncts.isEmpty() ? null : conjuncts.size() == 1 ? conjuncts.get(0) : Filters.and(conjuncts);
+    }
+
     private static String toFilter(HyperStreamColumnHandle column, Domain domain) {
         String name = column.name();
         if (domain.isNone()) {

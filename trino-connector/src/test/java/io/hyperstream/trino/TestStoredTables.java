@@ -235,6 +235,36 @@ class TestStoredTables {
     }
 
     @Test
+    void aJoinsDynamicFilterNarrowsTheScanOfTheOtherSide() {
+        runner.execute("CREATE SCHEMA joins");
+        try {
+            runner.execute("CREATE TABLE joins.picks AS SELECT * FROM (VALUES BIGINT '1234', BIGINT '1300', BIGINT '99999') t(id)");
+            String query = "SELECT count(*), sum(e.id) FROM events e JOIN joins.picks p ON e.id = p.id";
+            io.trino.Session on = io.trino.Session.builder(runner.getDefaultSession())
+                    .setSystemProperty("join_distribution_type", "BROADCAST").build();
+            io.trino.Session off = io.trino.Session.builder(on).setSystemProperty("enable_dynamic_filtering", "false").build();
+            List<Object> expected = List.of(2L, 2534L);
+            assertEquals(expected, runner.execute(off, query).getMaterializedRows().get(0).getFields());
+            assertEquals(expected, runner.execute(on, query).getMaterializedRows().get(0).getFields());
+            // Without the dynamic filter the scan of events reads every row; with it, only the two that join.
+            assertTrue(rowsRead(off, query) >= 1500, "without dynamic filtering: " + rowsRead(off, query));
+            assertEquals(3 + 2, rowsRead(on, query));
+            // Nothing joins: no row of events is read.
+            runner.execute("DELETE FROM joins.picks");
+            assertEquals(0L, runner.execute(on, query).getMaterializedRows().get(0).getField(0));
+            assertEquals(0, rowsRead(on, query));
+        } finally {
+            runner.execute("DROP SCHEMA joins CASCADE");
+        }
+    }
+
+    /** The rows every table scan of the query read. */
+    private long rowsRead(io.trino.Session session, String query) {
+        io.trino.spi.QueryId id = runner.executeWithPlan(session, query).queryId();
+        return runner.getCoordinator().getQueryManager().getFullQueryInfo(id).getQueryStats().getPhysicalInputPositions();
+    }
+
+    @Test
     void alterTableAddsRenamesAndDropsColumns() {
         runner.execute("CREATE SCHEMA evolve");
         runner.execute("CREATE TABLE evolve.t (id bigint NOT NULL, name varchar)");
