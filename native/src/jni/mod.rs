@@ -929,6 +929,41 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
     })
 }
 
+/// Aggregates over a snapshot from its manifests alone: `kinds[i]` (count_star, count, min, max) of
+/// `columns[i]` (empty for count_star). Exports a stream of one one-row batch when the metadata
+/// answers them all exactly, of none otherwise (the caller then aggregates the rows).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_aggregateNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+    kinds: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let kinds = strings(env, &kinds)?.unwrap_or_default();
+        let columns = strings(env, &columns)?.unwrap_or_default();
+        if kinds.len() != columns.len() {
+            return Err(Error::invalid(format!("{} aggregates but {} columns", kinds.len(), columns.len())).into());
+        }
+        let aggregates = kinds
+            .iter()
+            .zip(&columns)
+            .map(|(kind, column)| crate::scan::MetadataAggregate::parse(kind, Some(column.as_str()).filter(|c| !c.is_empty())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let answer = table.aggregate_from_metadata(snapshot, &aggregates)?;
+        let schema = answer.as_ref().map(|b| b.schema()).unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
+        let batches: Vec<_> = answer.into_iter().map(Ok).collect();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
+    })
+}
+
 /// Scans `files` natively (every row `filter` passes, with `columns`; null: all), decoding every
 /// batch without handing it over; returns the rows. The library's own scan speed, without a consumer.
 #[unsafe(no_mangle)]

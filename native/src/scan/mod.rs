@@ -1,12 +1,14 @@
 //! Scans: the predicate model, file pruning by column statistics, split planning and Arrow record-batch streams, the form in which every
 //! read leaves the library.
 
+mod aggregate;
 mod predicate;
 mod prune;
 mod repeat;
 mod split;
 mod summary;
 
+pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
 pub use predicate::{filtered, Predicate};
 pub use prune::{file_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;

@@ -19,14 +19,14 @@ use crate::table::manifest::DataFile;
 
 /// A bound or literal in a form that orders like the column's values.
 #[derive(Debug, Clone, PartialEq)]
-enum Key {
+pub(crate) enum Key {
     Int(i64),
     Float(f64),
     Bytes(Vec<u8>),
     Bool(bool),
 }
 
-fn order(a: &Key, b: &Key) -> Option<Ordering> {
+pub(crate) fn order(a: &Key, b: &Key) -> Option<Ordering> {
     match (a, b) {
         (Key::Int(x), Key::Int(y)) => Some(x.cmp(y)),
         // Floats order as the filter kernels compare them: IEEE 754 total order.
@@ -73,7 +73,7 @@ impl Stats {
 }
 
 /// A serialized Iceberg bound (single-value binary form) as a key; None for NaN or other types.
-fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
+pub(crate) fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
     let key = match data_type {
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => Key::Int(i32::from_le_bytes(bytes.try_into().ok()?) as i64),
         DataType::Int64 | DataType::Timestamp(..) => Key::Int(i64::from_le_bytes(bytes.try_into().ok()?)),

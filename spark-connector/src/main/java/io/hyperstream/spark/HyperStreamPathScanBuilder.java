@@ -23,7 +23,6 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
-import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
@@ -40,8 +39,9 @@ import org.apache.spark.sql.types.StructType;
  * ORDER BY <distance>(vector column, constant array) LIMIT k} over the fully filtered scan becomes a
  * native top-k read in one split, so Spark keeps no Sort either. A LIMIT over the fully filtered scan
  * stops each split after that many rows and, without a filter, plans only the files that hold them;
- * Spark keeps its own Limit over the splits. {@code COUNT(*)} without a filter or grouping is answered
- * from the manifests and delete files alone ({@link CountScan}), so Spark aggregates nothing.
+ * Spark keeps its own Limit over the splits. {@code COUNT}, {@code MIN} and {@code MAX} without a filter
+ * or grouping are answered from the manifests and delete files alone where that is exact
+ * ({@link MetadataAggregateScan}), so Spark aggregates nothing.
  */
 final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns,
         SupportsPushDownV2Filters, SupportsPushDownTopN, SupportsPushDownLimit, SupportsPushDownAggregates {
@@ -52,7 +52,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
     private final List<String> filters = new ArrayList<>();
     private VectorOption topK;
     private int limit;
-    private boolean countStar;
+    private MetadataAggregateScan aggregated;
 
     HyperStreamPathScanBuilder(PathOptions options, StructType schema) {
         this.options = options;
@@ -105,19 +105,17 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
 
     @Override
     public boolean supportCompletePushDown(Aggregation aggregation) {
-        return isCountStar(aggregation);
+        return filters.isEmpty() && topK == null && MetadataAggregateScan.of(options, tableColumns(), aggregation, false).isPresent();
     }
 
+    /** Aggregates over the whole table that its metadata answers exactly (see {@link MetadataAggregateScan}). */
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
-        countStar = isCountStar(aggregation);
-        return countStar;
-    }
-
-    /** COUNT(*) alone, over every row: what the metadata answers exactly. */
-    private boolean isCountStar(Aggregation aggregation) {
-        return filters.isEmpty() && topK == null && aggregation.groupByExpressions().length == 0
-                && aggregation.aggregateExpressions().length == 1 && aggregation.aggregateExpressions()[0] instanceof CountStar;
+        if (!filters.isEmpty() || topK != null) {
+            return false;
+        }
+        aggregated = MetadataAggregateScan.of(options, tableColumns(), aggregation, true).orElse(null);
+        return aggregated != null;
     }
 
     @Override
@@ -194,8 +192,8 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
 
     @Override
     public Scan build() {
-        if (countStar) {
-            return new CountScan(options);
+        if (aggregated != null) {
+            return aggregated;
         }
         String filter = filters.isEmpty() ? null : Filters.and(filters);
         return new Read(readSchema, filter, topK, limit);

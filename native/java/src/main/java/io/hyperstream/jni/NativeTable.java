@@ -177,6 +177,19 @@ public final class NativeTable extends NativeHandle {
         return call(h -> rowCountNative(h, snapshotId, asOfMillis));
     }
 
+    /**
+     * Aggregates over a snapshot (the current one for -1, -1) from its manifests alone:
+     * {@code kinds[i]} ({@code count_star}, {@code count}, {@code min} or {@code max}) of
+     * {@code columns[i]} (empty for {@code count_star}). A reader of one one-row batch, a column per
+     * aggregate, when the metadata answers them all exactly; of no batch when it cannot (a row
+     * deleted, statistics missing, float or truncated bounds): then the rows must be aggregated.
+     */
+    public ArrowReader aggregateFromMetadata(BufferAllocator allocator, long snapshotId, long asOfMillis, String[] kinds,
+            String[] columns) {
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> aggregateNative(h, snapshotId, asOfMillis, kinds, columns, address)));
+    }
+
     /** Streams the given data files with {@code columns} (all when null). */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, int batchRows) {
         return scanFiles(allocator, dataFiles, columns, null, batchRows);
@@ -450,6 +463,9 @@ public final class NativeTable extends NativeHandle {
     private static native long[] deleteWhereNative(long handle, String filter);
 
     private static native long rowCountNative(long handle, long snapshotId, long asOfMillis);
+
+    private static native void aggregateNative(long handle, long snapshotId, long asOfMillis, String[] kinds, String[] columns,
+            long streamAddress);
 
     private static native long[] rewriteDataFilesNative(long handle, long targetRows);
 
