@@ -821,6 +821,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
             e.files_pruned as u64,
             e.row_groups as u64,
             e.row_groups_pruned_by_stats as u64,
+            e.row_groups_pruned_by_bloom as u64,
             e.row_groups_pruned_by_index as u64,
             e.rows,
             e.rows_deleted,

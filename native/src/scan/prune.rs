@@ -118,6 +118,32 @@ fn literal(stats: &Stats, column: &str, value: &Value) -> Option<Option<Key>> {
     Some(Some(key))
 }
 
+/// Whether a row group may hold a row `predicate` passes, by its columns' Parquet bloom filters:
+/// `probe(column, literal)` says whether the column's filter may hold `literal` (a one-value array of
+/// the column's type), None where the column has none. Only `=` and `IN` consult a filter (under AND
+/// and OR); float columns never do (NaN and signed zeros hash apart from values that compare equal).
+pub fn bloom_may_match(predicate: &Predicate, schema: &Schema, probe: &mut dyn FnMut(&str, &dyn Array) -> Option<bool>) -> bool {
+    let may_hold = |column: &str, value: &Value, probe: &mut dyn FnMut(&str, &dyn Array) -> Option<bool>| -> bool {
+        let Ok(field) = schema.field_with_name(column) else {
+            return true;
+        };
+        if matches!(field.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
+            return true;
+        }
+        match literal_for(column, field.data_type(), value) {
+            Ok(Some(array)) if array.data_type() == field.data_type() && array.is_valid(0) => probe(column, &array).unwrap_or(true),
+            _ => true,
+        }
+    };
+    match predicate {
+        Predicate::And { args } => args.iter().all(|a| bloom_may_match(a, schema, probe)),
+        Predicate::Or { args } => args.is_empty() || args.iter().any(|a| bloom_may_match(a, schema, probe)),
+        Predicate::Eq { column, value } => may_hold(column, value, probe),
+        Predicate::In { column, values } => values.iter().any(|v| may_hold(column, v, probe)),
+        _ => true,
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Op {
     Eq,

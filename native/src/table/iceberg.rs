@@ -48,6 +48,13 @@ const VERSION_HINT: &str = "metadata/version-hint.text";
 /// statistics prune), and its default.
 pub const ROW_GROUP_ROWS: &str = "hyperstream.write.row-group-rows";
 const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
+/// Iceberg's table properties for Parquet bloom filters, per column by name:
+/// `write.parquet.bloom-filter-enabled.column.<name>` = `true` writes one per row group of new data
+/// files, at the false positive probability `write.parquet.bloom-filter-fpp.column.<name>` (default
+/// 0.01, Iceberg's). Equality and IN filters skip the row groups whose bloom filter rules them out.
+pub const BLOOM_ENABLED_PREFIX: &str = "write.parquet.bloom-filter-enabled.column.";
+pub const BLOOM_FPP_PREFIX: &str = "write.parquet.bloom-filter-fpp.column.";
+const DEFAULT_BLOOM_FPP: f64 = 0.01;
 /// Rows per Parquet data page at most.
 const DATA_PAGE_ROWS: usize = 8 * 1024;
 const COMMIT_ATTEMPTS: usize = 50;
@@ -118,6 +125,11 @@ impl Table {
         if let Some(v) = properties.get(ROW_GROUP_ROWS) {
             if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
                 return Err(Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'")));
+            }
+        }
+        for (key, value) in &properties {
+            if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
+                return Err(Error::invalid(format!("table property {key} must be a probability between 0 and 1, got '{value}'")));
             }
         }
         let storage = Storage::open(location, options)?;
@@ -194,6 +206,29 @@ impl Table {
             .collect();
         ids.sort_unstable();
         ids
+    }
+
+    /// The columns of `schema` that the table's properties give a Parquet bloom filter, each with its
+    /// false positive probability. A property naming a column not in the schema is ignored (Iceberg's
+    /// writers do the same); a probability outside (0, 1) is an error.
+    fn bloom_columns(&self, schema: &ArrowSchema) -> Result<Vec<(String, f64)>> {
+        let mut out = Vec::new();
+        for (key, value) in &self.metadata.properties {
+            let Some(column) = key.strip_prefix(BLOOM_ENABLED_PREFIX) else {
+                continue;
+            };
+            if !value.trim().eq_ignore_ascii_case("true") || schema.field_with_name(column).is_err() {
+                continue;
+            }
+            let fpp = match self.metadata.properties.get(&format!("{BLOOM_FPP_PREFIX}{column}")) {
+                None => DEFAULT_BLOOM_FPP,
+                Some(v) => v.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).ok_or_else(|| {
+                    Error::invalid(format!("table property {BLOOM_FPP_PREFIX}{column} must be a probability between 0 and 1, got '{v}'"))
+                })?,
+            };
+            out.push((column.to_owned(), fpp));
+        }
+        Ok(out)
     }
 
     /// The names of the columns with a scalar index, in table order.
@@ -381,7 +416,8 @@ impl Table {
             })?,
         };
         let scalar = self.scalar_indexes();
-        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(&schema, reader, row_group_rows, &scalar)?;
+        let blooms = self.bloom_columns(&schema)?;
+        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(&schema, reader, row_group_rows, &scalar, &blooms)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
@@ -1668,14 +1704,20 @@ fn write_parquet(
     reader: impl RecordBatchReader,
     row_group_rows: usize,
     scalar: &[i32],
+    blooms: &[(String, f64)],
 ) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>, Vec<(i32, crate::index::ScalarIndexBuilder)>)> {
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
         // Pages of at most this many rows (their locations go to the page index): what a row
         // selection skips page by page, so a lookup reads a few small pages of each column.
-        .set_data_page_row_count_limit(DATA_PAGE_ROWS)
-        .build();
+        .set_data_page_row_count_limit(DATA_PAGE_ROWS);
+    for (column, fpp) in blooms {
+        // Sized for a row group's rows, then folded down to the distinct values it holds.
+        let path = parquet::schema::types::ColumnPath::from(column.as_str());
+        props = props.set_column_bloom_filter_enabled(path.clone(), true).set_column_bloom_filter_fpp(path, *fpp);
+    }
+    let props = props.build();
     let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
         .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
     let mut stats = WriteStats {
@@ -1851,9 +1893,11 @@ pub struct ScanExplain {
     /// Data files asked for, and those left out by their manifest bounds.
     pub files: usize,
     pub files_pruned: usize,
-    /// Row groups of the files read, and those left out by footer statistics and by scalar indexes.
+    /// Row groups of the files read, and those left out by footer statistics, by bloom filters and by
+    /// scalar indexes.
     pub row_groups: usize,
     pub row_groups_pruned_by_stats: usize,
+    pub row_groups_pruned_by_bloom: usize,
     pub row_groups_pruned_by_index: usize,
     /// Rows of the files read; of those, deleted (delete files), ruled out by scalar indexes, and read.
     pub rows: u64,
@@ -1875,6 +1919,7 @@ impl ScanExplain {
         self.files_pruned += other.files_pruned;
         self.row_groups += other.row_groups;
         self.row_groups_pruned_by_stats += other.row_groups_pruned_by_stats;
+        self.row_groups_pruned_by_bloom += other.row_groups_pruned_by_bloom;
         self.row_groups_pruned_by_index += other.row_groups_pruned_by_index;
         self.rows += other.rows;
         self.rows_deleted += other.rows_deleted;
@@ -1998,6 +2043,11 @@ impl TableScan {
             None => (0..groups).collect(),
         };
         explain.row_groups_pruned_by_stats = groups - kept.len();
+        if let Some(filter) = &self.prune {
+            let before = kept.len();
+            kept.retain(|&g| self.bloom_may_match(&builder, g, filter));
+            explain.row_groups_pruned_by_bloom = before - kept.len();
+        }
         let (candidates, index_bytes) = self.index_candidates(file, total);
         if let Some(candidates) = candidates {
             explain.rows_pruned_by_index = total - candidates.len();
@@ -2039,6 +2089,39 @@ impl TableScan {
             None => builder,
         };
         Ok((builder, explain))
+    }
+
+    /// Whether row group `group` may hold a row `filter` passes by the Parquet bloom filters of its
+    /// columns. A column without one, or whose filter cannot be read, rules nothing out.
+    fn bloom_may_match(&self, builder: &ParquetRecordBatchReaderBuilder<Bytes>, group: usize, filter: &Predicate) -> bool {
+        let parquet = builder.parquet_schema();
+        let metadata = builder.metadata().row_group(group);
+        let mut probe = |column: &str, literal: &dyn Array| -> Option<bool> {
+            let id = field_id(self.schema.field_with_name(column).ok()?)?;
+            // The file's top-level leaf column of that field id.
+            let leaf = (0..parquet.num_columns()).find(|&c| {
+                let info = parquet.column(c).self_type().get_basic_info().clone();
+                parquet.column(c).path().parts().len() == 1 && info.has_id() && info.id() == id
+            })?;
+            metadata.column(leaf).bloom_filter_offset()?;
+            let bloom = builder.get_row_group_column_bloom_filter(group, leaf).ok()??;
+            use arrow::array::AsArray;
+            use arrow::datatypes::{Date32Type, Int16Type, Int32Type, Int8Type, TimestampMicrosecondType};
+            Some(match literal.data_type() {
+                DataType::Int8 => bloom.check(&(literal.as_primitive::<Int8Type>().value(0) as i32)),
+                DataType::Int16 => bloom.check(&(literal.as_primitive::<Int16Type>().value(0) as i32)),
+                DataType::Int32 => bloom.check(&literal.as_primitive::<Int32Type>().value(0)),
+                DataType::Date32 => bloom.check(&literal.as_primitive::<Date32Type>().value(0)),
+                DataType::Int64 => bloom.check(&literal.as_primitive::<Int64Type>().value(0)),
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
+                    bloom.check(&literal.as_primitive::<TimestampMicrosecondType>().value(0))
+                }
+                DataType::Utf8 => bloom.check(literal.as_string::<i32>().value(0).as_bytes()),
+                DataType::Binary => bloom.check(literal.as_binary::<i32>().value(0)),
+                _ => return None,
+            })
+        };
+        crate::scan::bloom_may_match(filter, &self.schema, &mut probe)
     }
 
     /// Each scan column's root column in a file of `file_schema` (by field id; None where the file
@@ -2638,6 +2721,61 @@ mod tests {
         assert!(left < count_before);
         let err = table.aggregate_from_metadata(table.metadata().current_snapshot(), &[A::Min("nope".into())]).unwrap_err();
         assert!(err.to_string().contains("'nope'"), "{err}");
+    }
+
+    #[test]
+    fn bloom_filters_skip_row_groups_without_the_value_and_scans_stay_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = kbsx_schema();
+        let mut properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "32".to_owned())]);
+        for column in ["k", "b", "s", "x"] {
+            properties.insert(format!("{BLOOM_ENABLED_PREFIX}{column}"), "true".to_owned());
+        }
+        properties.insert(format!("{BLOOM_FPP_PREFIX}s"), "0.001".to_owned());
+        let mut table = Table::create(dir.path().join("t").to_str().unwrap(), &schema, properties, &HashMap::new()).unwrap();
+        let mut rng = Rng(53);
+        // Unsorted keys: every row group's bounds span them all, so only the bloom filters prune.
+        for _ in 0..5 {
+            let n = 200 + rng.below(200) as usize;
+            let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
+            let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
+        }
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let keys = |batches: Vec<RecordBatch>| {
+            let mut out: Vec<(i64, Option<String>)> = batches
+                .iter()
+                .flat_map(|b| {
+                    let (k, s) = (b.column(0).as_primitive::<Int64Type>().clone(), b.column(2).as_string::<i32>().clone());
+                    (0..b.num_rows()).map(move |i| (k.value(i), s.is_valid(i).then(|| s.value(i).to_owned())))
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        let mut bloom_pruned = 0;
+        for _ in 0..300 {
+            let predicate = random_predicate(&mut rng, 2);
+            let want = keys(vec![predicate.filter(&everything).unwrap()]);
+            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap().map(Result::unwrap).collect());
+            assert_eq!(got, want, "{}", predicate.to_json());
+            bloom_pruned += table.explain(files.clone(), Some(&predicate)).unwrap().row_groups_pruned_by_bloom;
+        }
+        assert!(bloom_pruned > 100, "bloom filters pruned {bloom_pruned} row groups");
+        // A point lookup on the unsorted key opens only the row groups whose filter may hold it.
+        let k = everything.column(0).as_primitive::<Int64Type>().value(17);
+        let lookup = Predicate::from_json(&format!(r#"{{"op":"eq","column":"k","value":{k}}}"#)).unwrap();
+        let explained = table.explain(files.clone(), Some(&lookup)).unwrap();
+        assert_eq!(explained.row_groups_pruned_by_stats, 0, "{explained:?}");
+        assert!(explained.row_groups_pruned_by_bloom * 4 > explained.row_groups * 3, "{explained:?}");
+        // A probability outside (0, 1) is refused when the table is created.
+        let bad = BTreeMap::from([(format!("{BLOOM_FPP_PREFIX}k"), "1.5".to_owned())]);
+        let err = Table::create(dir.path().join("u").to_str().unwrap(), &schema, bad, &HashMap::new()).unwrap_err();
+        assert!(err.to_string().contains("write.parquet.bloom-filter-fpp.column.k"), "{err}");
     }
 
     #[test]

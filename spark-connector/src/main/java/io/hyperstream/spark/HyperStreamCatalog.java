@@ -235,8 +235,10 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         Map<String, String> kept = new HashMap<>();
         for (Map.Entry<String, String> p : properties.entrySet()) {
             String key = p.getKey();
-            if (key.startsWith("hyperstream.")) {
-                kept.put(key, p.getValue()); // the table's own settings, e.g. hyperstream.write.row-group-rows
+            if (key.startsWith("hyperstream.") || key.startsWith("write.parquet.")) {
+                // The table's own settings (hyperstream.write.row-group-rows) and Iceberg's Parquet
+                // write settings (write.parquet.bloom-filter-enabled.column.<name>).
+                kept.put(key, p.getValue());
             }
             if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 String column = key.substring("vector.".length(), key.length() - ".dimension".length());

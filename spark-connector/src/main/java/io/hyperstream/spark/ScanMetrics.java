@@ -28,6 +28,13 @@ public final class ScanMetrics {
         }
     }
 
+    /** Row groups left out because their Parquet bloom filters rule out every value looked up. */
+    public static final class RowGroupsPrunedByBloom extends Sum {
+        public RowGroupsPrunedByBloom() {
+            super("rowGroupsPrunedByBloom", "row groups pruned by bloom filters");
+        }
+    }
+
     /** Row groups left out because their scalar indexes leave no row in them. */
     public static final class RowGroupsPrunedByIndex extends Sum {
         public RowGroupsPrunedByIndex() {
@@ -70,14 +77,14 @@ public final class ScanMetrics {
     }
 
     static CustomMetric[] supported() {
-        return new CustomMetric[] {new FilesPruned(), new RowGroupsPrunedByStats(), new RowGroupsPrunedByIndex(),
+        return new CustomMetric[] {new FilesPruned(), new RowGroupsPrunedByStats(), new RowGroupsPrunedByBloom(), new RowGroupsPrunedByIndex(),
                 new RowsPrunedByIndex(), new RowsRead()};
     }
 
     /** The driver's values for {@link #supported()}, from the native explain of the planned read. */
     static CustomTaskMetric[] values(NativeTable.ScanExplain e) {
         return new CustomTaskMetric[] {value("filesPruned", e.filesPruned()),
-                value("rowGroupsPrunedByStats", e.rowGroupsPrunedByStats()),
+                value("rowGroupsPrunedByStats", e.rowGroupsPrunedByStats()), value("rowGroupsPrunedByBloom", e.rowGroupsPrunedByBloom()),
                 value("rowGroupsPrunedByIndex", e.rowGroupsPrunedByIndex()), value("rowsPrunedByIndex", e.rowsPrunedByIndex()),
                 value("rowsRead", e.rowsRead())};
     }

@@ -235,6 +235,16 @@ class SparkCatalogTest {
         Exception e = assertThrows(Exception.class,
                 () -> sql("ALTER TABLE lake.idx.t SET TBLPROPERTIES ('hyperstream.index.columns' = 'nope')"));
         assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+
+        // Iceberg's bloom filter property: a point lookup opens only the row groups whose filter may hold the key.
+        sql("CREATE TABLE lake.idx.b (id BIGINT, user_id BIGINT) USING hyperstream "
+                + "TBLPROPERTIES ('write.parquet.bloom-filter-enabled.column.user_id' = 'true', 'hyperstream.write.row-group-rows' = '1000')");
+        // Each row group's user_ids span the same range (bounds prune nothing); each value is in one group.
+        sql("INSERT INTO lake.idx.b SELECT id, (id % 1000) * 4 + id DIV 1000 FROM range(0, 4000, 1, 1)");
+        var lookup = spark.sql("SELECT id FROM lake.idx.b WHERE user_id = 1234");
+        String lookupPlan = lookup.queryExecution().executedPlan().toString();
+        assertTrue(lookupPlan.contains("row groups 1/4 (stats pruned 0, bloom pruned 3"), lookupPlan);
+        assertEquals(List.of(2308L), lookup.collectAsList().stream().map(r -> r.getLong(0)).toList());
         sql("DROP NAMESPACE lake.idx CASCADE");
     }
 

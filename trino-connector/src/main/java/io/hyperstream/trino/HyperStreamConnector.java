@@ -95,7 +95,11 @@ final class HyperStreamConnector implements Connector {
         return List.of(PropertyMetadata.stringProperty(TableCreation.VECTORS,
                 "CREATE TABLE (AS): vector columns and their dimensions, as 'column:dimension,...'", null, false),
                 PropertyMetadata.stringProperty(TableCreation.INDEXED_COLUMNS,
-                        "Columns with a scalar index, as 'column,...' (CREATE TABLE, ALTER TABLE SET PROPERTIES)", null, false));
+                        "Columns with a scalar index, as 'column,...' (CREATE TABLE, ALTER TABLE SET PROPERTIES)", null, false),
+                new PropertyMetadata<>(TableCreation.BLOOM_FILTER_COLUMNS,
+                        "CREATE TABLE: columns whose Parquet row groups get a bloom filter", new io.trino.spi.type.ArrayType(
+                                io.trino.spi.type.VarcharType.VARCHAR), List.class, List.of(), false,
+                        value -> ((List<?>) value).stream().map(String.class::cast).toList(), value -> value));
     }
 
     @Override

@@ -41,6 +41,8 @@ final class TableCreation {
     static final String VECTORS = "vectors";
     /** The table property naming the columns with a scalar index. */
     static final String INDEXED_COLUMNS = "indexed_columns";
+    /** The table property naming the columns whose Parquet row groups get a bloom filter (as Trino's Iceberg connector names it). */
+    static final String BLOOM_FILTER_COLUMNS = "parquet_bloom_filter_columns";
 
     private TableCreation() {}
 
@@ -65,8 +67,24 @@ final class TableCreation {
 
     /** The native table properties the Trino ones stand for. */
     private static Map<String, String> nativeProperties(ConnectorTableMetadata metadata) {
+        Map<String, String> properties = new java.util.HashMap<>();
         String indexed = (String) metadata.getProperties().get(INDEXED_COLUMNS);
-        return indexed == null || indexed.isBlank() ? Map.of() : Map.of("hyperstream.index.columns", indexed);
+        if (indexed != null && !indexed.isBlank()) {
+            properties.put("hyperstream.index.columns", indexed);
+        }
+        Object blooms = metadata.getProperties().get(BLOOM_FILTER_COLUMNS);
+        if (blooms instanceof List<?> columns) {
+            java.util.Set<String> names = metadata.getColumns().stream().map(ColumnMetadata::getName).collect(java.util.stream.Collectors.toSet());
+            for (Object column : columns) {
+                if (!names.contains(column)) {
+                    throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT,
+                            "table property '" + BLOOM_FILTER_COLUMNS + "' names a column the table does not have: '" + column + "'");
+                }
+                // Iceberg's own property, which its writers honour too.
+                properties.put("write.parquet.bloom-filter-enabled.column." + column, "true");
+            }
+        }
+        return properties;
     }
 
     /** The columns {@code value} (of {@link #INDEXED_COLUMNS}) names. */

@@ -235,6 +235,29 @@ class TestStoredTables {
     }
 
     @Test
+    void bloomFilterColumnsSkipRowGroupsWithoutTheValue() {
+        runner.execute("CREATE SCHEMA bloom");
+        try {
+            runner.execute("CREATE TABLE bloom.t (id bigint, user_id bigint) WITH (parquet_bloom_filter_columns = ARRAY['user_id'])");
+            // Four inserts whose user_id ranges overlap (bounds prune nothing); each value is in one.
+            for (int i = 0; i < 4; i++) {
+                runner.execute("INSERT INTO bloom.t SELECT x, x * 4 + " + i + " FROM UNNEST(sequence(0, 999)) AS t(x)");
+            }
+            String query = "SELECT id FROM bloom.t WHERE user_id = 1234";
+            String plan = (String) runner.execute("EXPLAIN " + query).getOnlyValue();
+            java.util.regex.Matcher pruned = java.util.regex.Pattern.compile("row groups (\\d+)/(\\d+) \\(stats pruned 0, bloom pruned (\\d+)").matcher(plan);
+            assertTrue(pruned.find(), plan);
+            assertEquals(Long.parseLong(pruned.group(2)) - 1, Long.parseLong(pruned.group(3)), plan);
+            assertEquals(List.of(308L), runner.execute(query).getOnlyColumn().toList());
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> runner.execute("CREATE TABLE bloom.u (id bigint) WITH (parquet_bloom_filter_columns = ARRAY['nope'])"));
+            assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
+        } finally {
+            runner.execute("DROP SCHEMA bloom CASCADE");
+        }
+    }
+
+    @Test
     void aJoinsDynamicFilterNarrowsTheScanOfTheOtherSide() {
         runner.execute("CREATE SCHEMA joins");
         try {

@@ -332,18 +332,19 @@ public final class NativeTable extends NativeHandle {
 
     /**
      * What a scan of {@code dataFiles} filtered by {@code filter} (JSON, or null) reads and what each
-     * pruning level leaves out: data files by their bounds, row groups by footer statistics and by
-     * scalar indexes, rows by scalar indexes and delete files. Reads no data page.
+     * pruning level leaves out: data files by their bounds, row groups by footer statistics, by bloom
+     * filters and by scalar indexes, rows by scalar indexes and delete files. Reads no data page.
      */
     public record ScanExplain(long files, long filesPruned, long rowGroups, long rowGroupsPrunedByStats,
-            long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex, long rowsRead,
-            long pages, long pagesRead, long bytesRead) {
+            long rowGroupsPrunedByBloom, long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex,
+            long rowsRead, long pages, long pagesRead, long bytesRead) {
         /** One line, as engines' plans print it. */
         @Override
         public String toString() {
             return "files " + (files - filesPruned) + "/" + files
-                    + ", row groups " + (rowGroups - rowGroupsPrunedByStats - rowGroupsPrunedByIndex) + "/" + rowGroups
-                    + " (stats pruned " + rowGroupsPrunedByStats + ", index pruned " + rowGroupsPrunedByIndex + ")"
+                    + ", row groups " + (rowGroups - rowGroupsPrunedByStats - rowGroupsPrunedByBloom - rowGroupsPrunedByIndex)
+                    + "/" + rowGroups + " (stats pruned " + rowGroupsPrunedByStats + ", bloom pruned " + rowGroupsPrunedByBloom
+                    + ", index pruned " + rowGroupsPrunedByIndex + ")"
                     + ", pages read " + pagesRead + "/" + pages
                     + ", rows read " + rowsRead + "/" + rows
                     + " (index pruned " + rowsPrunedByIndex + ", deleted " + rowsDeleted + ")"
@@ -375,7 +376,7 @@ public final class NativeTable extends NativeHandle {
     public ExplainedFiles explainFiles(String[] dataFiles, String filter) {
         Object[] out = call(h -> explainNative(h, dataFiles, filter));
         long[] c = (long[]) out[0];
-        return new ExplainedFiles(new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]),
+        return new ExplainedFiles(new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]),
                 (String[]) out[1]);
     }
 
