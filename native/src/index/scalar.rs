@@ -31,7 +31,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
-use arrow::row::{OwnedRow, RowConverter, SortField};
+use arrow::row::{RowConverter, SortField};
 use roaring::RoaringBitmap;
 
 use crate::scan::Predicate;
@@ -77,8 +77,7 @@ pub fn indexable(data_type: &DataType) -> bool {
 pub struct ScalarIndexBuilder {
     field: Field,
     converter: RowConverter,
-    values: std::collections::BTreeMap<OwnedRow, Vec<u32>>,
-    nulls: RoaringBitmap,
+    chunks: Vec<ArrayRef>,
     rows: u64,
 }
 
@@ -90,41 +89,68 @@ impl ScalarIndexBuilder {
         }
         let converter = RowConverter::new(vec![SortField::new(field.data_type().clone())])?;
         let field = Field::new(field.name(), field.data_type().clone(), true);
-        Ok(ScalarIndexBuilder { field, converter, values: Default::default(), nulls: RoaringBitmap::new(), rows: 0 })
+        Ok(ScalarIndexBuilder { field, converter, chunks: Vec::new(), rows: 0 })
     }
 
     /// Adds the next rows of the column.
     pub fn append(&mut self, column: &dyn Array) -> Result<()> {
-        let first = u32::try_from(self.rows).ok().filter(|f| (*f as u64) + column.len() as u64 <= u32::MAX as u64);
-        let Some(first) = first else {
+        if self.rows + column.len() as u64 > u32::MAX as u64 {
             return Err(Error::invalid("a scalar index covers at most 4,294,967,295 rows of one data file"));
-        };
-        let column = arrow::array::make_array(column.to_data());
-        let rows = self.converter.convert_columns(&[column.clone()])?;
-        for i in 0..column.len() {
-            let row = first + i as u32;
-            if column.is_null(i) {
-                self.nulls.insert(row);
-            } else {
-                self.values.entry(rows.row(i).owned()).or_default().push(row);
-            }
         }
+        self.chunks.push(arrow::array::make_array(column.to_data()));
         self.rows += column.len() as u64;
         Ok(())
     }
 
+    /// The column's non-null rows grouped by value: the rows in value order (ascending within a
+    /// value), where each value's run starts, and the null rows. Values sort and compare as the row
+    /// format orders them (floats by total order, so -0.0 and 0.0, or two NaNs, stay apart as the
+    /// filter kernels keep them).
+    fn group(&self) -> Result<(ArrayRef, Vec<u32>, Vec<usize>, RoaringBitmap)> {
+        let chunks: Vec<&dyn Array> = self.chunks.iter().map(|c| c.as_ref()).collect();
+        let column = match chunks.len() {
+            0 => arrow::array::new_empty_array(self.field.data_type()),
+            1 => self.chunks[0].clone(),
+            _ => arrow::compute::concat(&chunks)?,
+        };
+        let mut nulls = RoaringBitmap::new();
+        if let Some(mask) = column.logical_nulls() {
+            nulls.extend(mask.iter().enumerate().filter(|(_, valid)| !valid).map(|(i, _)| i as u32));
+        }
+        // The typed sort orders as the row format does (floats by total order); nulls go last.
+        let options = arrow::compute::SortOptions { descending: false, nulls_first: false };
+        let sorted = arrow::compute::sort_to_indices(&column, Some(options), None)?;
+        let mut order: Vec<u32> = sorted.values()[..column.len() - nulls.len() as usize].to_vec();
+        let rows = self.converter.convert_columns(&[column.clone()])?;
+        let mut starts = Vec::new();
+        for i in 0..order.len() {
+            if i == 0 || rows.row(order[i - 1] as usize) != rows.row(order[i] as usize) {
+                starts.push(i);
+            }
+        }
+        // Each value's rows ascending (the sort need not keep them in order).
+        for (v, &start) in starts.iter().enumerate() {
+            let end = starts.get(v + 1).copied().unwrap_or(order.len());
+            order[start..end].sort_unstable();
+        }
+        Ok((column, order, starts, nulls))
+    }
+
     /// The index file's bytes.
     pub fn finish(self) -> Result<Vec<u8>> {
-        let ScalarIndexBuilder { field, converter, values, nulls, rows } = self;
+        let (column, order, starts, nulls) = self.group()?;
+        let ScalarIndexBuilder { field, rows, .. } = self;
         let schema = Arc::new(Schema::new(vec![field]));
-        let encoding: u8 = if values.len() <= BITMAP_VALUES { 0 } else { 1 };
-        let entries: Vec<(OwnedRow, Vec<u32>)> = values.into_iter().collect();
+        let encoding: u8 = if starts.len() <= BITMAP_VALUES { 0 } else { 1 };
+        // Each value's rows: its run of `order`.
+        let run = |v: usize| &order[starts[v]..starts.get(v + 1).copied().unwrap_or(order.len())];
+        let firsts = arrow::array::UInt32Array::from(starts.iter().map(|&s| order[s]).collect::<Vec<u32>>());
         let mut header = Vec::new();
         let mut body = Vec::new();
-        let blocks: Vec<&[(OwnedRow, Vec<u32>)]> = entries.chunks(BLOCK_VALUES).collect();
+        let blocks: Vec<Range<usize>> = (0..starts.len()).step_by(BLOCK_VALUES).map(|b| b..(b + BLOCK_VALUES).min(starts.len())).collect();
         header.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
         for block in blocks {
-            let distinct = converter.convert_rows(block.iter().map(|(k, _)| k.row()))?.remove(0);
+            let distinct = arrow::compute::take(&column, &firsts.slice(block.start, block.len()), None)?;
             let (lo, hi) = crate::table::iceberg::bounds(&distinct).unwrap_or_default();
             let batch = RecordBatch::try_new(schema.clone(), vec![distinct])?;
             let start = body.len();
@@ -139,8 +165,8 @@ impl ScalarIndexBuilder {
             if encoding == 0 {
                 let mut blobs = Vec::new();
                 let mut offsets = vec![0u64];
-                for (_, rows) in block {
-                    let bitmap = RoaringBitmap::from_sorted_iter(rows.iter().copied()).expect("rows ascend");
+                for v in block.clone() {
+                    let bitmap = RoaringBitmap::from_sorted_iter(run(v).iter().copied()).expect("rows ascend");
                     bitmap.serialize_into(&mut blobs).expect("writing to a Vec cannot fail");
                     offsets.push(blobs.len() as u64);
                 }
@@ -149,8 +175,8 @@ impl ScalarIndexBuilder {
             } else {
                 let mut offsets = vec![0u32];
                 let mut permutation = Vec::new();
-                for (_, rows) in block {
-                    permutation.extend_from_slice(rows);
+                for v in block.clone() {
+                    permutation.extend_from_slice(run(v));
                     offsets.push(permutation.len() as u32);
                 }
                 offsets.iter().for_each(|o| body.extend_from_slice(&o.to_le_bytes()));
@@ -549,11 +575,20 @@ mod tests {
         // Keys mostly distinct (many blocks, the permutation), some repeated, some null.
         let keys: ArrayRef = Arc::new(Int64Array::from_iter((0..n).map(|_| (rng.below(10) != 0).then(|| rng.below(25_000) as i64))));
         let words: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| (rng.below(8) != 0).then(|| format!("w{}", rng.below(300))))));
-        for (column, values) in [(keys, 25_000u64), (words, 300)] {
+        // Floats with both zeros and NaN, which the filter kernels tell apart (total order).
+        let specials = [0.0, -0.0, f64::NAN, 1.5, -1.5];
+        let floats: ArrayRef = Arc::new(arrow::array::Float64Array::from_iter(
+            (0..n).map(|_| (rng.below(10) != 0).then(|| specials[rng.below(5) as usize] * if rng.below(2) == 0 { 1.0 } else { 3.0 })),
+        ));
+        for (column, values) in [(keys, 25_000u64), (words, 300), (floats, 5)] {
             let bytes = Bytes::from(build(column.clone(), 7_000));
             let index = ScalarIndex::parse(bytes.clone(), n as u64, column.data_type(), "t").unwrap();
             let literal = |rng: &mut crate::rand::SplitMix64| -> serde_json::Value {
-                if values == 300 { serde_json::json!(format!("w{}", rng.below(320))) } else { serde_json::json!(rng.below(26_000) as i64) }
+                match values {
+                    300 => serde_json::json!(format!("w{}", rng.below(320))),
+                    5 => serde_json::json!([0.0, -0.0, 1.5, -4.5, 3.0][rng.below(5) as usize]),
+                    _ => serde_json::json!(rng.below(26_000) as i64),
+                }
             };
             for round in 0..300 {
                 let c = "c".to_owned();
