@@ -10,7 +10,7 @@ mod summary;
 
 pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
 pub use predicate::{filtered, Predicate};
-pub use prune::{bloom_may_match, file_may_match, prune_files, row_groups_may_match};
+pub use prune::{bloom_may_match, file_may_match, pages_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;
 pub use split::{plan_row_splits, RowSplit};
 pub use summary::{summarize, StreamSummary};

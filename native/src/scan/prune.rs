@@ -246,6 +246,80 @@ pub fn row_groups_may_match(predicate: &Predicate, metadata: &ParquetMetaData, s
         .collect()
 }
 
+/// The rows of row group `group` that may hold a row `predicate` passes, judged page by page from
+/// the column index (each page's min, max and null count) of the columns it reads, as ascending
+/// ranges of row numbers within the group; None where none of those columns has a column index.
+/// Pages of different columns start at different rows: the group is cut at every page start of any
+/// of them, and each piece is judged, as a file is, with each column's statistics of the page that
+/// holds it. Column index bounds may be truncated, but stay bounds: they only ever keep rows.
+pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group: usize, schema: &Schema) -> Option<Vec<std::ops::Range<usize>>> {
+    use parquet::file::page_index::column_index::ColumnIndexMetaData as Index;
+    let index = metadata.page_index()?;
+    let descr = metadata.file_metadata().schema_descr();
+    let rows = metadata.row_group(group).num_rows().max(0) as usize;
+    // (field id, page first rows, column index) of each predicate column the file indexes.
+    let mut columns = Vec::new();
+    for name in predicate.columns() {
+        let Some(id) = schema.field_with_name(&name).ok().and_then(|f| f.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse::<i32>().ok()) else {
+            continue;
+        };
+        let leaf = (0..descr.num_columns()).find(|&c| {
+            let info = descr.column(c).self_type().get_basic_info().clone();
+            descr.column(c).path().parts().len() == 1 && info.has_id() && info.id() == id
+        });
+        let Some(leaf) = leaf else { continue };
+        let (Some(pages), Some(column_index)) = (index.page_locations(group, leaf), index.column_index(group, leaf)) else {
+            continue;
+        };
+        if pages.is_empty() || column_index.num_pages() as usize != pages.len() {
+            continue;
+        }
+        columns.push((id, pages.iter().map(|p| p.first_row_index.max(0) as usize).collect::<Vec<_>>(), column_index));
+    }
+    if columns.is_empty() {
+        return None;
+    }
+    let mut cuts: Vec<usize> = columns.iter().flat_map(|(_, firsts, _)| firsts.iter().copied()).chain([0, rows]).filter(|&r| r <= rows).collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut kept: Vec<std::ops::Range<usize>> = Vec::new();
+    for piece in cuts.windows(2) {
+        let (start, end) = (piece[0], piece[1]);
+        // One row stands for the piece: null counts say only "none", "all" or unknown.
+        let mut stats = DataFile { record_count: 1, ..DataFile::default() };
+        for (id, firsts, column_index) in &columns {
+            let page = firsts.partition_point(|&f| f <= start).saturating_sub(1);
+            if column_index.is_null_page(page) {
+                stats.null_value_counts.insert(*id, 1);
+                continue;
+            }
+            if column_index.null_count(page) == Some(0) {
+                stats.null_value_counts.insert(*id, 0);
+            }
+            let bounds = match column_index {
+                Index::BOOLEAN(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (vec![u8::from(*lo)], vec![u8::from(*hi)])),
+                Index::INT32(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::INT64(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::FLOAT(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::DOUBLE(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::BYTE_ARRAY(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_vec(), hi.to_vec())),
+                _ => None,
+            };
+            if let Some((lower, upper)) = bounds {
+                stats.lower_bounds.insert(*id, lower);
+                stats.upper_bounds.insert(*id, upper);
+            }
+        }
+        if file_may_match(predicate, &stats, schema) {
+            match kept.last_mut() {
+                Some(last) if last.end == start => last.end = end,
+                _ => kept.push(start..end),
+            }
+        }
+    }
+    Some(kept)
+}
+
 /// A row group's min and max in Iceberg's single-value form (what [`bound`] reads back for the
 /// column's type; a physical type that does not fit it yields no key there, so no pruning).
 fn bounds_of(statistics: &Statistics) -> Option<(Vec<u8>, Vec<u8>)> {

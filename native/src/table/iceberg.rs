@@ -2020,7 +2020,8 @@ impl TableScan {
         let bytes = self.storage.map(self.storage.relative(&file.file_path)?, false)?;
         // The page index lets a row selection skip whole pages instead of decoding and dropping them.
         let policy = if self.prune.is_some() { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
-        let options = ArrowReaderOptions::new().with_offset_index_policy(policy);
+        // The column index (each page's min and max) lets a filter skip the pages it rules out.
+        let options = ArrowReaderOptions::new().with_offset_index_policy(policy).with_column_index_policy(policy);
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
         let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
@@ -2047,6 +2048,37 @@ impl TableScan {
             let before = kept.len();
             kept.retain(|&g| self.bloom_may_match(&builder, g, filter));
             explain.row_groups_pruned_by_bloom = before - kept.len();
+            // Pages whose column index rules the filter out: their rows are not read, and a row
+            // group left without a page is not opened.
+            let mut ranges = Vec::new();
+            let (mut start, mut narrowed) = (0usize, false);
+            let mut emptied = Vec::new();
+            for g in 0..groups {
+                let rows = builder.metadata().row_group(g).num_rows().max(0) as usize;
+                if kept.contains(&g) {
+                    match crate::scan::pages_may_match(filter, builder.metadata(), g, &self.schema) {
+                        Some(pages) => {
+                            let left: usize = pages.iter().map(|r| r.len()).sum();
+                            narrowed |= left < rows;
+                            if left == 0 {
+                                emptied.push(g);
+                            }
+                            ranges.extend(pages.into_iter().map(|r| r.start + start..r.end + start));
+                        }
+                        None => ranges.push(start..start + rows),
+                    }
+                }
+                start += rows;
+            }
+            if narrowed {
+                let pages = RowSelection::from_consecutive_ranges(ranges.into_iter(), total as usize);
+                selection = Some(match selection {
+                    Some(asked) => asked.intersection(&pages),
+                    None => pages,
+                });
+                kept.retain(|g| !emptied.contains(g));
+                explain.row_groups_pruned_by_stats += emptied.len();
+            }
         }
         let (candidates, index_bytes) = self.index_candidates(file, total);
         if let Some(candidates) = candidates {
@@ -2721,6 +2753,46 @@ mod tests {
         assert!(left < count_before);
         let err = table.aggregate_from_metadata(table.metadata().current_snapshot(), &[A::Min("nope".into())]).unwrap_err();
         assert!(err.to_string().contains("'nope'"), "{err}");
+    }
+
+    #[test]
+    fn pages_ruled_out_by_the_column_index_are_skipped_and_scans_stay_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = kbsx_schema();
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut rng = Rng(61);
+        // One row group of many pages: k ascends (its pages prune), b is random (its pages do not),
+        // s is null in whole stretches (null pages).
+        let n = 60_000usize;
+        let k: Vec<i64> = (0..n as i64).map(|i| i * 2).collect();
+        let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+        let s: Vec<Option<String>> = (0..n).map(|i| (i / 10_000 % 2 == 0).then(|| format!("s{}", i / 1000))).collect();
+        let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+        table.append(kbsx_rows(k, b, s, x)).unwrap();
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let keys = |batches: Vec<RecordBatch>| {
+            let mut out: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+            out.sort_unstable();
+            out
+        };
+        for _ in 0..150 {
+            let predicate = random_predicate_over(&mut rng, 2, 2 * n as u64);
+            let want = keys(vec![predicate.filter(&everything).unwrap()]);
+            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 4096).unwrap().map(Result::unwrap).collect());
+            assert_eq!(got, want, "{}", predicate.to_json());
+        }
+        // A narrow range on the ascending key reads one page of each column, not the whole group.
+        let range = Predicate::from_json(r#"{"op":"and","args":[{"op":"ge","column":"k","value":50000},{"op":"lt","column":"k","value":50200}]}"#).unwrap();
+        let explained = table.explain(files.clone(), Some(&range)).unwrap();
+        assert_eq!(explained.row_groups, 1);
+        assert!(explained.rows_read <= 8192 && explained.pages_read * 4 < explained.pages, "{explained:?}");
+        let nulls = Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#).unwrap();
+        let explained = table.explain(files.clone(), Some(&nulls)).unwrap();
+        assert!(explained.rows_read <= 2 * 8192, "{explained:?}");
+        assert_eq!(table.scan(files.clone(), None, Some(nulls), 4096).unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
+            keys(vec![Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#).unwrap().filter(&everything).unwrap()]).len());
     }
 
     #[test]
