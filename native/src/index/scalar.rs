@@ -34,6 +34,9 @@ use arrow::ipc::writer::StreamWriter;
 use arrow::row::{RowConverter, SortField};
 use roaring::RoaringBitmap;
 
+use std::cmp::Ordering;
+
+use crate::scan::prune::{bound, literal_key, order, Key};
 use crate::scan::Predicate;
 use crate::{Error, Result};
 
@@ -243,6 +246,8 @@ struct BlockInfo {
     values: usize,
     lower: Vec<u8>,
     upper: Vec<u8>,
+    /// The bounds decoded for comparison (None where empty or of a type keys do not order).
+    keys: Option<(Key, Key)>,
     range: Range<usize>,
 }
 
@@ -326,7 +331,8 @@ impl ScalarIndex {
             let upper = bytes[r.take(upper_len)?].to_vec();
             let (start, len) = (r.u64()?, r.u64()?);
             let (start, len) = (r.len(start)?, r.len(len)?);
-            blocks.push(BlockInfo { values, lower, upper, range: start..start + len });
+            let keys = bound(&data_type, &lower).zip(bound(&data_type, &upper));
+            blocks.push(BlockInfo { values, lower, upper, keys, range: start..start + len });
         }
         let header_end = r.at;
         let crc = r.u32()?;
@@ -424,6 +430,43 @@ impl ScalarIndex {
         all
     }
 
+    /// Which blocks' values may hold one that `leaf` holds true for, by the blocks' bounds. `=`,
+    /// `IN` and the ordering comparisons on a non-float column compare decoded keys (the literal
+    /// converted once, a lookup's cost stays small over thousands of blocks); other predicates are
+    /// judged block by block as a file's bounds are.
+    fn blocks_may_match(&self, leaf: &Predicate, column: &str) -> Vec<bool> {
+        use std::cmp::Ordering::{Greater, Less};
+        let floats = matches!(self.data_type, DataType::Float16 | DataType::Float32 | DataType::Float64);
+        let key = |value: &serde_json::Value| literal_key(&self.data_type, column, value);
+        // For each literal: the orderings of a block's lower and upper bound against it that admit it.
+        let tests: Option<(Vec<Option<Key>>, fn(Ordering, Ordering) -> bool)> = match leaf {
+            _ if floats => None,
+            Predicate::Eq { value, .. } => key(value).map(|k| (vec![k], (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool)),
+            Predicate::In { values, .. } => values.iter().map(key).collect::<Option<Vec<_>>>().map(|ks| (ks, (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Lt { value, .. } => key(value).map(|k| (vec![k], (|lo, _| lo == Less) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Le { value, .. } => key(value).map(|k| (vec![k], (|lo, _| lo != Greater) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Gt { value, .. } => key(value).map(|k| (vec![k], (|_, hi| hi == Greater) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Ge { value, .. } => key(value).map(|k| (vec![k], (|_, hi| hi != Less) as fn(Ordering, Ordering) -> bool)),
+            _ => None,
+        };
+        let Some((literals, admits)) = tests else {
+            return (0..self.blocks.len()).map(|b| self.block_may_match(b, leaf, column)).collect();
+        };
+        self.blocks
+            .iter()
+            .map(|info| {
+                let Some((lower, upper)) = &info.keys else { return true };
+                literals.iter().any(|literal| match literal {
+                    None => false, // a comparison with NULL holds for no value
+                    Some(v) => match (order(lower, v), order(upper, v)) {
+                        (Some(lo), Some(hi)) => admits(lo, hi),
+                        _ => true,
+                    },
+                })
+            })
+            .collect()
+    }
+
     /// Whether block `b`'s values may hold one that `leaf` holds true for, by the block's bounds
     /// (judged as a file's bounds are).
     fn block_may_match(&self, b: usize, leaf: &Predicate, column: &str) -> bool {
@@ -455,9 +498,10 @@ impl ScalarIndex {
         let column = leaf_column(leaf);
         let schema = Arc::new(Schema::new(vec![Field::new(column, self.data_type.clone(), true)]));
         let mut rows = RoaringBitmap::new();
+        // Bounds tell where a value may pass; where one may fail, every block has to be read.
+        let read = if want { self.blocks_may_match(leaf, column) } else { vec![true; self.blocks.len()] };
         for b in 0..self.blocks.len() {
-            // Bounds tell where a value may pass; where one may fail, every block has to be read.
-            if want && !self.block_may_match(b, leaf, column) {
+            if !read[b] {
                 continue;
             }
             let block = self.block(b)?;

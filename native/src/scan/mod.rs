@@ -3,7 +3,7 @@
 
 mod aggregate;
 mod predicate;
-mod prune;
+pub(crate) mod prune;
 mod repeat;
 mod split;
 mod summary;

@@ -92,7 +92,12 @@ pub(crate) fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
 /// A filter literal as a key of the column's type (or Float for an integer column against a
 /// fractional value). None when it cannot be compared with the statistics; Some(None) for null.
 fn literal(stats: &Stats, column: &str, value: &Value) -> Option<Option<Key>> {
-    let array = match literal_for(column, &stats.data_type, value) {
+    literal_key(&stats.data_type, column, value)
+}
+
+/// A filter literal as a key of a column of `data_type` (see [`literal`]).
+pub(crate) fn literal_key(data_type: &DataType, column: &str, value: &Value) -> Option<Option<Key>> {
+    let array = match literal_for(column, data_type, value) {
         Ok(Some(array)) => array,
         Ok(None) => return Some(None),
         Err(_) => return None,
