@@ -2956,6 +2956,52 @@ mod tests {
         assert_eq!(table.drop_scalar_index("s").unwrap(), files.len());
         assert!(paths.iter().filter(|p| p.to_string_lossy().ends_with(".3.sidx")).all(|p| !p.exists()));
         check(&table, &mut rng, 50);
+
+        // Schema evolution: a column added later (the older files read it as null, and have no index
+        // for it) is indexed for the files written after; renamed, a column keeps its index.
+        table.add_column(&Field::new("y", DataType::Int64, true)).unwrap();
+        assert_eq!(table.create_scalar_index("y").unwrap(), files.len());
+        let evolved = table.arrow_schema().unwrap();
+        for _ in 0..3 {
+            let n = 100 + rng.below(200) as usize;
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(Int64Array::from((0..n).map(|_| rng.below(1200) as i64 - 100).collect::<Vec<_>>())),
+                Arc::new(arrow::array::Int32Array::from((0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect::<Vec<_>>())),
+                Arc::new(StringArray::from((0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect::<Vec<_>>())),
+                Arc::new(arrow::array::Float64Array::from((0..n).map(|_| (rng.below(7) != 0).then(|| rng.below(2000) as f64 / 10.0)).collect::<Vec<_>>())),
+                Arc::new(Int64Array::from((0..n).map(|_| (rng.below(4) != 0).then(|| rng.below(50) as i64)).collect::<Vec<_>>())),
+            ];
+            let plain = Arc::new(ArrowSchema::new(evolved.fields().iter().map(|f| f.as_ref().clone().with_metadata(HashMap::<String, String>::new())).collect::<Vec<_>>()));
+            table.append(RecordBatchIterator::new(vec![RecordBatch::try_new(plain.clone(), columns)], plain)).unwrap();
+        }
+        table.rename_column("y", "why").unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let evolved = table.arrow_schema().unwrap();
+        let everything = Arc::new(arrow::compute::concat_batches(&evolved, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let mut narrowed = 0;
+        for _ in 0..200 {
+            let w = "why".to_owned();
+            let v = |rng: &mut Rng| serde_json::json!(rng.below(55) as i64);
+            let leaf = match rng.below(6) {
+                0 => Predicate::Eq { column: w, value: v(&mut rng) },
+                1 => Predicate::Lt { column: w, value: v(&mut rng) },
+                2 => Predicate::Ge { column: w, value: v(&mut rng) },
+                3 => Predicate::In { column: w, values: vec![v(&mut rng), v(&mut rng)] },
+                4 => Predicate::IsNull { column: w },
+                _ => Predicate::NotNull { column: w },
+            };
+            let predicate = match rng.below(3) {
+                0 => leaf,
+                1 => Predicate::And { args: vec![leaf, random_predicate(&mut rng, 1)] },
+                _ => Predicate::Or { args: vec![leaf, random_predicate(&mut rng, 1)] },
+            };
+            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], evolved.clone())));
+            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
+            assert_eq!(got, want, "{}", predicate.to_json());
+            narrowed += table.explain(files.clone(), Some(&predicate)).unwrap().rows_pruned_by_index;
+        }
+        assert!(narrowed > 0, "the index of the added column narrowed no scan");
+        assert_eq!(table.scalar_index_columns().unwrap(), ["k", "b", "x", "why"]);
         let err = |e: Error| e.to_string();
         assert!(err(table.drop_scalar_index("s").unwrap_err()).contains("has no scalar index"));
         assert!(err(table.create_scalar_index("nope").unwrap_err()).contains("'nope' is not in the table schema"));
