@@ -930,6 +930,33 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
     })
 }
 
+/// Each column's statistics over a snapshot: {String[] columns, long[] distinct values, long[] nulls},
+/// -1 where unknown (see `Table::column_statistics`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_columnStatisticsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+) -> JObjectArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let stats = table.column_statistics(snapshot)?;
+        let known = |v: Option<u64>| v.map_or(-1, |v| v as jlong);
+        let names = string_array(env, &stats.iter().map(|(n, _, _)| n.clone()).collect::<Vec<_>>())?;
+        let distinct = long_array(env, &stats.iter().map(|(_, d, _)| known(*d)).collect::<Vec<_>>())?;
+        let nulls = long_array(env, &stats.iter().map(|(_, _, n)| known(*n)).collect::<Vec<_>>())?;
+        let out = JObjectArray::<JObject>::new(env, 3, JObject::null())?;
+        out.set_element(env, 0, &names)?;
+        out.set_element(env, 1, &distinct)?;
+        out.set_element(env, 2, &nulls)?;
+        Ok(out)
+    })
+}
+
 /// Aggregates over a snapshot from its manifests alone: `kinds[i]` (count_star, count, min, max) of
 /// `columns[i]` (empty for count_star). Exports a stream of one one-row batch when the metadata
 /// answers them all exactly, of none otherwise (the caller then aggregates the rows).

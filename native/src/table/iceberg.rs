@@ -285,7 +285,8 @@ impl Table {
         Ok(files.len())
     }
 
-    /// The files kept beside data file `path`: sidecars and graphs of vector columns, scalar indexes.
+    /// The files kept beside data file `path`: sidecars and graphs of vector columns, scalar indexes,
+    /// distinct-value sketches.
     fn files_beside(&self, path: &str) -> Vec<String> {
         let mut beside = Vec::new();
         for id in self.vectors().into_keys() {
@@ -295,6 +296,7 @@ impl Table {
         for id in self.scalar_indexes() {
             beside.push(crate::index::scalar_index_path(path, id));
         }
+        beside.push(crate::index::ndv::ndv_path(path));
         beside
     }
 
@@ -436,6 +438,7 @@ impl Table {
         for (id, index) in scalar_indexes {
             self.storage.put(&crate::index::scalar_index_path(&data_path, id), Bytes::from(index.finish()?))?;
         }
+        self.storage.put(&crate::index::ndv::ndv_path(&data_path), Bytes::from(crate::index::ndv::to_bytes(&stats.sketches)))?;
         self.storage.put(&data_path, bytes)?;
         Ok(DataFile {
             content: 0,
@@ -1149,6 +1152,43 @@ impl Table {
         crate::scan::aggregate_from_metadata(&files, &*self.arrow_schema()?, live, aggregates)
     }
 
+    /// Each column's statistics over a snapshot's rows, from its manifests and the distinct-value
+    /// sketches beside its data files: (column, estimated distinct values, null count). A count is
+    /// None where a file lacks what it needs (a file written before sketches were kept, or before the
+    /// column existed, or a damaged sketch, which is warned about); deleted rows are not subtracted
+    /// (statistics, not answers).
+    pub fn column_statistics(&self, snapshot: Option<&Snapshot>) -> Result<Vec<(String, Option<u64>, Option<u64>)>> {
+        use crate::index::ndv::{ndv_path, parse, Sketch};
+        let schema = self.arrow_schema()?;
+        let files = self.data_files(snapshot)?;
+        let ids: Vec<Option<i32>> = schema.fields().iter().map(|f| field_id(f).filter(|_| crate::index::ndv::sketched(f.data_type()))).collect();
+        let mut merged: HashMap<i32, Option<Sketch>> = ids.iter().flatten().map(|&id| (id, Some(Sketch::default()))).collect();
+        for file in &files {
+            let path = ndv_path(self.storage.relative(&file.file_path)?);
+            let sketches = match self.storage.get(&path) {
+                Ok(bytes) => parse(&bytes, &path).map_err(|e| log::warn!("{e}; its columns get no distinct-value estimate")).ok(),
+                Err(_) => None,
+            };
+            let sketches: HashMap<i32, Sketch> = sketches.unwrap_or_default().into_iter().collect();
+            for (id, total) in merged.iter_mut() {
+                match (total.as_mut(), sketches.get(id)) {
+                    (Some(total), Some(sketch)) => total.merge(sketch),
+                    _ => *total = None,
+                }
+            }
+        }
+        Ok(schema
+            .fields()
+            .iter()
+            .zip(&ids)
+            .map(|(field, id)| {
+                let ndv = id.and_then(|id| merged.get(&id).cloned().flatten()).map(|s| s.estimate());
+                let nulls = field_id(field).and_then(|id| files.iter().map(|f| f.null_value_counts.get(&id).map(|n| *n as u64)).sum::<Option<u64>>());
+                (field.name().clone(), ndv, nulls)
+            })
+            .collect())
+    }
+
     /// Streams `files` with the columns named in `columns` (every column when `None`), as the
     /// current schema types them.
     pub fn scan_files(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize) -> Result<BatchStream> {
@@ -1659,6 +1699,8 @@ struct WriteStats {
     null_counts: BTreeMap<i32, i64>,
     lower: BTreeMap<i32, Vec<u8>>,
     upper: BTreeMap<i32, Vec<u8>>,
+    /// A distinct-value sketch of each flat column, by field id.
+    sketches: Vec<(i32, crate::index::ndv::Sketch)>,
 }
 
 /// Casts `batch` to `schema` (columns by name); fails naming the first column that does not fit.
@@ -1726,7 +1768,15 @@ fn write_parquet(
         null_counts: BTreeMap::new(),
         lower: BTreeMap::new(),
         upper: BTreeMap::new(),
+        sketches: Vec::new(),
     };
+    let mut sketched: Vec<usize> = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        if let Some(id) = field_id(field).filter(|_| crate::index::ndv::sketched(field.data_type())) {
+            sketched.push(i);
+            stats.sketches.push((id, Default::default()));
+        }
+    }
     let mut sidecars: Vec<(usize, SidecarBuilder)> = schema
         .fields()
         .iter()
@@ -1751,6 +1801,9 @@ fn write_parquet(
         }
         for (i, _, index) in indexes.iter_mut() {
             index.append(batch.column(*i).as_ref())?;
+        }
+        for (&i, (_, sketch)) in sketched.iter().zip(stats.sketches.iter_mut()) {
+            sketch.add(batch.column(i).as_ref());
         }
         for (field, column) in schema.fields().iter().zip(batch.columns()) {
             let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) else {
@@ -2793,6 +2846,49 @@ mod tests {
         assert!(explained.rows_read <= 2 * 8192, "{explained:?}");
         assert_eq!(table.scan(files.clone(), None, Some(nulls), 4096).unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
             keys(vec![Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#).unwrap().filter(&everything).unwrap()]).len());
+    }
+
+    #[test]
+    fn column_statistics_estimate_distinct_values_and_count_nulls() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = kbsx_schema();
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut rng = Rng(71);
+        for _ in 0..6 {
+            let n = 3_000 + rng.below(3_000) as usize;
+            let k: Vec<i64> = (0..n).map(|_| rng.below(20_000) as i64).collect();
+            let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(4_000)))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| None).collect();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
+        }
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let all = arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap();
+        // The slow twin: exact distinct and null counts of every row.
+        let exact = |i: usize| -> (u64, u64) {
+            let column = all.column(i);
+            let distinct: std::collections::HashSet<String> = (0..column.len())
+                .filter(|&r| column.is_valid(r))
+                .map(|r| arrow::util::display::array_value_to_string(column, r).unwrap())
+                .collect();
+            (distinct.len() as u64, column.null_count() as u64)
+        };
+        let stats = table.column_statistics(table.metadata().current_snapshot()).unwrap();
+        for (i, (name, ndv, nulls)) in stats.iter().enumerate() {
+            let (distinct, null_count) = exact(i);
+            assert_eq!(*nulls, Some(null_count), "{name}");
+            let ndv = ndv.unwrap() as f64;
+            assert!((ndv - distinct as f64).abs() <= (distinct as f64 * 0.05).max(1.0), "{name}: {ndv} for {distinct}");
+        }
+        // A column added later has no sketch in the older files: no estimate rather than a wrong one.
+        table.add_column(&Field::new("y", DataType::Int64, true)).unwrap();
+        let stats = table.column_statistics(table.metadata().current_snapshot()).unwrap();
+        assert_eq!(stats[4], ("y".to_owned(), None, None));
+        // A damaged sketch file only loses the estimates.
+        let path = crate::index::ndv::ndv_path(&files[0].file_path.replace("file://", ""));
+        std::fs::write(&path, b"HSNDV001 damaged").unwrap();
+        let stats = table.column_statistics(table.metadata().current_snapshot()).unwrap();
+        assert_eq!((stats[0].1, stats[0].2), (None, Some(exact(0).1)));
     }
 
     #[test]

@@ -7,6 +7,7 @@ import io.hyperstream.jni.VectorSearch;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.expressions.Expression;
@@ -365,7 +366,41 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                 public java.util.OptionalLong numRows() {
                     return java.util.OptionalLong.of(estimatedRows);
                 }
+
+                @Override
+                public Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStats() {
+                    return search == null && org.apache.spark.sql.internal.SQLConf.get().cboEnabled() ? columnStatistics() : Map.of();
+                }
             };
+        }
+
+        /**
+         * The table's distinct-value estimates and null counts of the columns read (for the
+         * cost-based optimizer): the whole snapshot's, as Iceberg's own connector reports them.
+         */
+        private Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStatistics() {
+            List<String> read = Arrays.asList(readSchema.fieldNames());
+            Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> stats = new java.util.HashMap<>();
+            try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                for (NativeTable.ColumnStatistics c : table.columnStatistics(options.snapshotId(), options.asOfMillis())) {
+                    if (!read.contains(c.column())) {
+                        continue;
+                    }
+                    stats.put(org.apache.spark.sql.connector.expressions.Expressions.column(c.column()),
+                            new org.apache.spark.sql.connector.read.colstats.ColumnStatistics() {
+                                @Override
+                                public java.util.OptionalLong distinctCount() {
+                                    return c.distinctValues() < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(c.distinctValues());
+                                }
+
+                                @Override
+                                public java.util.OptionalLong nullCount() {
+                                    return c.nulls() < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(c.nulls());
+                                }
+                            });
+                }
+            }
+            return stats;
         }
 
         @Override

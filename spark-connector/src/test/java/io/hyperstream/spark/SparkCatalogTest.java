@@ -297,6 +297,22 @@ class SparkCatalogTest {
         assertTrue(spark.sql(overRows).queryExecution().executedPlan().toString().contains("Aggregate"));
         assertEquals(sql(overRows).get(0).toString(), viaMetadata);
         assertTrue(viaMetadata.startsWith("[-1000,") && viaMetadata.endsWith(",n1,n999,2571,2026-01-01,2026-10-27,3000]"), viaMetadata);
+        // With the cost-based optimizer on, the scan reports distinct values (sketches) and nulls (manifests).
+        spark.conf().set("spark.sql.cbo.enabled", "true");
+        try {
+            String columnStats = spark.sql("SELECT id, name FROM lake.lim.m").queryExecution().optimizedPlan().stats()
+                    .attributeStats().mkString(";");
+            java.util.regex.Matcher id = java.util.regex.Pattern.compile("id#\\d+L? -> ColumnStat\\(Some\\((\\d+)\\),None,None,Some\\(0\\)")
+                    .matcher(columnStats);
+            assertTrue(id.find(), columnStats);
+            assertEquals(3000, Long.parseLong(id.group(1)), 150, columnStats);
+            java.util.regex.Matcher name = java.util.regex.Pattern.compile("name#\\d+ -> ColumnStat\\(Some\\((\\d+)\\),None,None,Some\\(429\\)")
+                    .matcher(columnStats);
+            assertTrue(name.find(), columnStats);
+            assertEquals(2571, Long.parseLong(name.group(1)), 130, columnStats);
+        } finally {
+            spark.conf().unset("spark.sql.cbo.enabled");
+        }
         // A float may be NaN, which bounds leave out: Spark aggregates.
         assertTrue(spark.sql("SELECT max(score) FROM lake.lim.m").queryExecution().executedPlan().toString().contains("HashAggregate"));
         assertEquals(2999 / 3.0, sql("SELECT max(score) FROM lake.lim.m").get(0).getDouble(0), 1e-9);

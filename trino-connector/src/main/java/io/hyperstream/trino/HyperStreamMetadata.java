@@ -659,6 +659,44 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return Optional.of(new io.trino.spi.connector.TableFunctionApplicationResult<>(search.table(), List.copyOf(search.columns())));
     }
 
+    /**
+     * A stored table's statistics for the cost-based optimizer: its rows (manifests less deleted
+     * rows), and per column the estimated distinct values (merged HyperLogLog sketches kept beside the
+     * data files) and the fraction of nulls (manifests). Only for the whole table: a filtered, limited
+     * or top-k scan reports none, and Trino estimates those itself.
+     */
+    @Override
+    public io.trino.spi.statistics.TableStatistics getTableStatistics(ConnectorSession session, ConnectorTableHandle table) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored() || handle.isFiltered() || handle.limit() > 0
+                || handle.topK() > 0 || handle.countStar() || handle.snapshotId() < 0) {
+            return io.trino.spi.statistics.TableStatistics.empty();
+        }
+        return nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                long rows = stored.rowCount(handle.snapshotId(), -1);
+                Map<String, NativeTable.ColumnStatistics> byName = new java.util.HashMap<>();
+                stored.columnStatistics(handle.snapshotId(), -1).forEach(c -> byName.put(c.column(), c));
+                io.trino.spi.statistics.TableStatistics.Builder builder = io.trino.spi.statistics.TableStatistics.builder()
+                        .setRowCount(io.trino.spi.statistics.Estimate.of(rows));
+                for (HyperStreamColumnHandle column : columns(handle)) {
+                    NativeTable.ColumnStatistics c = byName.get(column.name());
+                    if (c == null) {
+                        continue;
+                    }
+                    io.trino.spi.statistics.ColumnStatistics.Builder stats = io.trino.spi.statistics.ColumnStatistics.builder();
+                    if (c.distinctValues() >= 0) {
+                        stats.setDistinctValuesCount(io.trino.spi.statistics.Estimate.of(c.distinctValues()));
+                    }
+                    if (c.nulls() >= 0 && rows > 0) {
+                        stats.setNullsFraction(io.trino.spi.statistics.Estimate.of(Math.min(1.0, (double) c.nulls() / rows)));
+                    }
+                    builder.setColumnStatistics(column, stats.build());
+                }
+                return builder.build();
+            }
+        });
+    }
+
     /** The column a pushed COUNT(*) scan returns. */
     static final HyperStreamColumnHandle COUNT_STAR = new HyperStreamColumnHandle("_count", io.trino.spi.type.BigintType.BIGINT, -3, false);
 

@@ -235,6 +235,26 @@ class TestStoredTables {
     }
 
     @Test
+    void showStatsReportsRowsDistinctValuesAndNulls() {
+        MaterializedRow exact = runner.execute("SELECT count(*), count(DISTINCT id), count(DISTINCT category), count_if(category IS NULL) FROM events")
+                .getMaterializedRows().get(0);
+        long rows = (Long) exact.getField(0);
+        Map<String, MaterializedRow> stats = new java.util.HashMap<>();
+        for (MaterializedRow row : runner.execute("SHOW STATS FOR events").getMaterializedRows()) {
+            stats.put(row.getField(0) == null ? "" : (String) row.getField(0), row);
+        }
+        assertEquals((double) rows, stats.get("").getField(4), "row count");
+        // Columns: column_name, data_size, distinct_values_count, nulls_fraction, row_count, low_value, high_value.
+        assertEquals((Long) exact.getField(1), (Double) stats.get("id").getField(2), rows * 0.05, "distinct ids");
+        assertEquals(0.0, stats.get("id").getField(3));
+        assertEquals((Long) exact.getField(2), (Double) stats.get("category").getField(2), 2.0, "distinct categories");
+        assertEquals((double) (Long) exact.getField(3) / rows, (Double) stats.get("category").getField(3), 1e-9);
+        // A filtered scan reports none: Trino estimates its rows itself.
+        assertEquals(null, runner.execute("SHOW STATS FOR (SELECT * FROM events WHERE id < 10)").getMaterializedRows().stream()
+                .filter(r -> "id".equals(r.getField(0))).findFirst().orElseThrow().getField(2));
+    }
+
+    @Test
     void bloomFilterColumnsSkipRowGroupsWithoutTheValue() {
         runner.execute("CREATE SCHEMA bloom");
         try {

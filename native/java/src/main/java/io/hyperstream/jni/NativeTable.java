@@ -178,6 +178,26 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
+     * A column's statistics over a snapshot: its estimated number of distinct values (merged
+     * HyperLogLog sketches kept beside the data files) and its null count (from the manifests), each
+     * -1 where unknown.
+     */
+    public record ColumnStatistics(String column, long distinctValues, long nulls) {}
+
+    /** Every column's {@link ColumnStatistics} over a snapshot (the current one for -1, -1), in table order. */
+    public List<ColumnStatistics> columnStatistics(long snapshotId, long asOfMillis) {
+        Object[] out = call(h -> columnStatisticsNative(h, snapshotId, asOfMillis));
+        String[] names = (String[]) out[0];
+        long[] distinct = (long[]) out[1];
+        long[] nulls = (long[]) out[2];
+        List<ColumnStatistics> stats = new ArrayList<>(names.length);
+        for (int i = 0; i < names.length; i++) {
+            stats.add(new ColumnStatistics(names[i], distinct[i], nulls[i]));
+        }
+        return stats;
+    }
+
+    /**
      * Aggregates over a snapshot (the current one for -1, -1) from its manifests alone:
      * {@code kinds[i]} ({@code count_star}, {@code count}, {@code min} or {@code max}) of
      * {@code columns[i]} (empty for {@code count_star}). A reader of one one-row batch, a column per
@@ -464,6 +484,8 @@ public final class NativeTable extends NativeHandle {
     private static native long[] deleteWhereNative(long handle, String filter);
 
     private static native long rowCountNative(long handle, long snapshotId, long asOfMillis);
+
+    private static native Object[] columnStatisticsNative(long handle, long snapshotId, long asOfMillis);
 
     private static native void aggregateNative(long handle, long snapshotId, long asOfMillis, String[] kinds, String[] columns,
             long streamAddress);
