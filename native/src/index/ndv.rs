@@ -31,30 +31,10 @@ pub fn ndv_path(data_path: &str) -> String {
     format!("{stem}.all.ndv")
 }
 
-/// Whether a column of this type is sketched (flat values; not vectors, lists or structs).
+/// Whether a column of this type is sketched: the flat types a scalar index takes, and a few more
+/// (not vectors, lists or structs).
 pub fn sketched(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Boolean
-            | DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-            | DataType::Float32
-            | DataType::Float64
-            | DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::Binary
-            | DataType::LargeBinary
-            | DataType::Date32
-            | DataType::Date64
-            | DataType::Timestamp(..)
-            | DataType::Decimal128(..)
-    )
+    super::indexable(data_type) || matches!(data_type, DataType::Date64 | DataType::LargeBinary)
 }
 
 /// A HyperLogLog sketch of one column's values.

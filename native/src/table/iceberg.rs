@@ -3486,7 +3486,7 @@ mod tests {
         let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         table.append(reader(vec![batch(0..10)])).unwrap();
         table.append(reader(vec![batch(10..20)])).unwrap();
-        // A write that never committed: its data file and vector sidecar are orphans.
+        // A write that never committed: its data file and the files beside it are orphans.
         let pending = table.write_data_file(reader(vec![batch(20..30)])).unwrap();
         let listed = |t: &Table| {
             let mut all = t.storage.list("").unwrap();
@@ -3498,9 +3498,10 @@ mod tests {
         assert!(table.remove_orphan_files(now_ms() - 3_600_000).unwrap().is_empty());
         let removed = table.remove_orphan_files(i64::MAX).unwrap();
         let stem = table.storage.relative(&pending.file_path).unwrap().strip_suffix(".parquet").unwrap().to_owned();
-        assert_eq!(removed.len(), 2, "{removed:?}");
+        // The data file, its vector sidecar and its distinct-value sketches.
+        assert_eq!(removed.len(), 3, "{removed:?}");
         assert!(removed.iter().all(|p| p.starts_with(&stem)), "{removed:?}");
-        assert_eq!(listed(&table).len(), before.len() - 2);
+        assert_eq!(listed(&table).len(), before.len() - 3);
         assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..20).collect::<Vec<_>>());
         // Time travel still has every file it needs.
         let first = table.metadata().snapshots[0].snapshot_id;
