@@ -2181,6 +2181,8 @@ impl TableScan {
     fn bloom_may_match(&self, builder: &ParquetRecordBatchReaderBuilder<Bytes>, group: usize, filter: &Predicate) -> bool {
         let parquet = builder.parquet_schema();
         let metadata = builder.metadata().row_group(group);
+        // Each column's filter is read once, however many values (an IN list) probe it.
+        let mut filters: HashMap<usize, Option<parquet::bloom_filter::Sbbf>> = HashMap::new();
         let mut probe = |column: &str, literal: &dyn Array| -> Option<bool> {
             let id = field_id(self.schema.field_with_name(column).ok()?)?;
             // The file's top-level leaf column of that field id.
@@ -2189,7 +2191,7 @@ impl TableScan {
                 parquet.column(c).path().parts().len() == 1 && info.has_id() && info.id() == id
             })?;
             metadata.column(leaf).bloom_filter_offset()?;
-            let bloom = builder.get_row_group_column_bloom_filter(group, leaf).ok()??;
+            let bloom = filters.entry(leaf).or_insert_with(|| builder.get_row_group_column_bloom_filter(group, leaf).ok().flatten()).as_ref()?;
             use arrow::array::AsArray;
             use arrow::datatypes::{Date32Type, Int16Type, Int32Type, Int8Type, TimestampMicrosecondType};
             Some(match literal.data_type() {

@@ -55,6 +55,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         }
         return new FixedSplitSource(splits);
     }
+
     /** One split per data file whose statistics do not rule {@code filter} out (a top-k: one split of them all). */
     private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter) {
         String[] files = nativeCall(() -> {
