@@ -930,6 +930,38 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
     })
 }
 
+/// Sets `keys[i]` to `values[i]` (null: removes it) for Iceberg's Parquet write properties, as one commit.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setWritePropertiesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let keys = strings(env, &keys)?.unwrap_or_default();
+        let len = values.len(env)?;
+        if len != keys.len() {
+            return Err(Error::invalid(format!("{} property keys but {len} values", keys.len())).into());
+        }
+        let mut changes = Vec::with_capacity(len);
+        for (i, key) in keys.into_iter().enumerate() {
+            let value = values.get_element(env, i)?;
+            let value = if value.is_null() {
+                None
+            } else {
+                let value = JString::cast_local(env, value)?;
+                Some(string(env, &value)?)
+            };
+            changes.push((key, value));
+        }
+        lock(&cell).set_write_properties(&changes)?;
+        Ok(())
+    })
+}
+
 /// Each column's statistics over a snapshot: {String[] columns, long[] distinct values, long[] nulls},
 /// -1 where unknown (see `Table::column_statistics`).
 #[unsafe(no_mangle)]

@@ -55,6 +55,14 @@ const DEFAULT_ROW_GROUP_ROWS: usize = 1024 * 1024;
 pub const BLOOM_ENABLED_PREFIX: &str = "write.parquet.bloom-filter-enabled.column.";
 pub const BLOOM_FPP_PREFIX: &str = "write.parquet.bloom-filter-fpp.column.";
 const DEFAULT_BLOOM_FPP: f64 = 0.01;
+
+/// Refuses a bloom filter probability outside (0, 1).
+fn check_write_property(key: &str, value: &str) -> Result<()> {
+    if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
+        return Err(Error::invalid(format!("table property {key} must be a probability between 0 and 1, got '{value}'")));
+    }
+    Ok(())
+}
 /// Rows per Parquet data page at most.
 const DATA_PAGE_ROWS: usize = 8 * 1024;
 const COMMIT_ATTEMPTS: usize = 50;
@@ -128,9 +136,7 @@ impl Table {
             }
         }
         for (key, value) in &properties {
-            if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
-                return Err(Error::invalid(format!("table property {key} must be a probability between 0 and 1, got '{value}'")));
-            }
+            check_write_property(key, value)?;
         }
         let storage = Storage::open(location, options)?;
         let (iceberg, vectors) = Schema::from_arrow(schema)?;
@@ -588,6 +594,21 @@ impl Table {
     }
 
     /// Commits a metadata version that sets (Some) or removes (None) table properties.
+    /// Sets (Some) or removes (None) Iceberg's Parquet write properties (`write.parquet.*`, e.g. bloom
+    /// filter columns) as one commit; they apply to the files written after. Other keys are refused:
+    /// the table's own settings change through their own calls.
+    pub fn set_write_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
+        for (key, value) in changes {
+            if !key.starts_with("write.parquet.") {
+                return Err(Error::invalid(format!("table property '{key}' cannot be changed here: only write.parquet.* properties")));
+            }
+            if let Some(value) = value {
+                check_write_property(key, value)?;
+            }
+        }
+        self.commit_properties(changes)
+    }
+
     fn commit_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
         self.commit_metadata(|next| {
             set_properties(next, changes);

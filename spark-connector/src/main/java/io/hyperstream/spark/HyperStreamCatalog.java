@@ -304,8 +304,16 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         if (change instanceof TableChange.RemoveProperty remove && remove.property().equals(INDEX_COLUMNS)) {
             return table -> table.setScalarIndexes(List.of());
         }
+        if (change instanceof TableChange.SetProperty set && set.property().startsWith("write.parquet.")) {
+            return table -> table.setWriteProperties(Map.of(set.property(), set.value()));
+        }
+        if (change instanceof TableChange.RemoveProperty remove && remove.property().startsWith("write.parquet.")) {
+            Map<String, String> removal = new HashMap<>();
+            removal.put(remove.property(), null);
+            return table -> table.setWriteProperties(removal);
+        }
         throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN, "
-                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "'), not "
+                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'write.parquet.*'), not "
                 + change.getClass().getSimpleName());
     }
 

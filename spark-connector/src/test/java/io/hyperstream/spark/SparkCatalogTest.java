@@ -245,6 +245,16 @@ class SparkCatalogTest {
         String lookupPlan = lookup.queryExecution().executedPlan().toString();
         assertTrue(lookupPlan.contains("row groups 1/4 (stats pruned 0, bloom pruned 3"), lookupPlan);
         assertEquals(List.of(2308L), lookup.collectAsList().stream().map(r -> r.getLong(0)).toList());
+        // Declared later, a bloom filter column applies to the files written after.
+        sql("CREATE TABLE lake.idx.later (id BIGINT, user_id BIGINT) USING hyperstream TBLPROPERTIES ('hyperstream.write.row-group-rows' = '1000')");
+        sql("ALTER TABLE lake.idx.later SET TBLPROPERTIES ('write.parquet.bloom-filter-enabled.column.user_id' = 'true')");
+        sql("INSERT INTO lake.idx.later SELECT id, (id % 1000) * 4 + id DIV 1000 FROM range(0, 4000, 1, 1)");
+        assertTrue(spark.sql("SELECT id FROM lake.idx.later WHERE user_id = 1234").queryExecution().executedPlan().toString()
+                .contains("bloom pruned 3"));
+        Exception badFpp = assertThrows(Exception.class,
+                () -> sql("ALTER TABLE lake.idx.later SET TBLPROPERTIES ('write.parquet.bloom-filter-fpp.column.user_id' = '2')"));
+        assertTrue(badFpp.getMessage().contains("between 0 and 1"), badFpp.getMessage());
+        sql("ALTER TABLE lake.idx.later UNSET TBLPROPERTIES ('write.parquet.bloom-filter-enabled.column.user_id')");
         sql("DROP NAMESPACE lake.idx CASCADE");
     }
 

@@ -178,6 +178,17 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
+     * Sets (a value) or removes (null) Iceberg's Parquet write properties ({@code write.parquet.*},
+     * e.g. {@code write.parquet.bloom-filter-enabled.column.<col>}) as one commit; they apply to the
+     * data files written after.
+     */
+    public void setWriteProperties(Map<String, String> changes) {
+        String[] keys = changes.keySet().toArray(String[]::new);
+        String[] values = java.util.Arrays.stream(keys).map(changes::get).toArray(String[]::new);
+        run(h -> setWritePropertiesNative(h, keys, values));
+    }
+
+    /**
      * A column's statistics over a snapshot: its estimated number of distinct values (merged
      * HyperLogLog sketches kept beside the data files) and its null count (from the manifests), each
      * -1 where unknown.
@@ -484,6 +495,8 @@ public final class NativeTable extends NativeHandle {
     private static native long[] deleteWhereNative(long handle, String filter);
 
     private static native long rowCountNative(long handle, long snapshotId, long asOfMillis);
+
+    private static native void setWritePropertiesNative(long handle, String[] keys, String[] values);
 
     private static native Object[] columnStatisticsNative(long handle, long snapshotId, long asOfMillis);
 
