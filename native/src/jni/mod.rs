@@ -569,19 +569,18 @@ fn string_array<'l>(env: &mut Env<'l>, values: &[String]) -> JniResult<JObjectAr
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFileNative<'l>(
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFilesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     stream_address: jlong,
-) -> JString<'l> {
+) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let reader = import_stream(stream_address)?;
         let table = lock(&cell).clone();
-        let file = table.write_data_file(reader)?;
-        let json = serde_json::to_string(&file).map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(JString::new(env, json)?)
+        let files = table.write_data_files(reader)?;
+        data_files_out(env, &files)
     })
 }
 
@@ -797,6 +796,23 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scalarIndexesNative<'
         let cell = table_of(handle)?;
         let names = lock(&cell).scalar_index_columns()?;
         string_array(env, &names)
+    })
+}
+
+/// The table's partitioning (`which` 0) or sort order (1), a field each, as the create-time
+/// properties take them.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_layoutNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    which: jint,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell);
+        let fields = if which == 0 { table.partitioning()? } else { table.sort_order()? };
+        string_array(env, &fields)
     })
 }
 

@@ -10,6 +10,7 @@ mod summary;
 
 pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
 pub use predicate::{filtered, Predicate};
+pub(crate) use predicate::literal_for;
 pub use prune::{bloom_may_match, file_may_match, pages_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;
 pub use split::{plan_row_splits, RowSplit};

@@ -26,10 +26,11 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use super::manifest::{
-    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, ManifestEntry, ManifestFile,
+    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry, ManifestFile,
     STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
 };
-use super::metadata::{MetadataLogEntry, Snapshot, TableMetadata};
+use super::metadata::{MetadataLogEntry, Snapshot, SortOrder, TableMetadata};
+use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, Layout, PartitionPruner};
 use super::deletes::{target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
@@ -91,6 +92,12 @@ pub fn index_property(field_id: i32) -> String {
 /// The table property, given at creation, that names the columns to give a scalar index
 /// (comma-separated); it is stored as one [`scalar_index_property`] per column.
 pub const INDEX_COLUMNS: &str = "hyperstream.index.columns";
+
+/// Properties given at creation (never stored as such): the table's partitioning, as in
+/// `category, bucket(id, 16), day(ts)` (identity, bucket, truncate, year, month, day, hour), and its
+/// sort order, as in `id, ts DESC NULLS LAST`; they become the Iceberg partition spec and sort order.
+pub const PARTITIONING: &str = "hyperstream.partitioning";
+pub const SORTED_BY: &str = "hyperstream.sorted-by";
 
 /// The table property that declares a scalar index on field `field_id` (its value: `inverted`).
 pub fn scalar_index_property(field_id: i32) -> String {
@@ -156,8 +163,19 @@ impl Table {
                 properties.insert(scalar_index_property(id), "inverted".to_owned());
             }
         }
+        let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
+        let spec = properties.remove(PARTITIONING).map(|text| parse_partitioning(&text, &with_ids)).transpose()?;
+        let order = properties.remove(SORTED_BY).map(|text| parse_sort_order(&text, &with_ids)).transpose()?;
         let uuid = uuid::Uuid::new_v4().to_string();
-        let metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
+        let mut metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
+        if let Some(spec) = spec.filter(|s| !s.fields.is_empty()) {
+            metadata.last_partition_id = spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
+            metadata.partition_specs = vec![spec];
+        }
+        if let Some(fields) = order.filter(|o| !o.is_empty()) {
+            metadata.sort_orders.push(SortOrder { order_id: 1, fields });
+            metadata.default_sort_order_id = 1;
+        }
         if !storage.put_if_absent(&metadata_file(1), Bytes::from(metadata.to_json()?))? {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
         }
@@ -238,6 +256,26 @@ impl Table {
     }
 
     /// The names of the columns with a scalar index, in table order.
+    /// The table's partitioning in the words [`PARTITIONING`] takes (`bucket(id, 16)`), one field each.
+    pub fn partitioning(&self) -> Result<Vec<String>> {
+        let spec = self.metadata.partition_specs.iter().find(|s| s.spec_id == self.metadata.default_spec_id);
+        let Some(spec) = spec else { return Ok(Vec::new()) };
+        Ok(resolve(spec, self.arrow_schema()?.as_ref())?.iter().map(describe_partition_field).collect())
+    }
+
+    /// The table's sort order in the words [`SORTED_BY`] takes (`ts DESC NULLS LAST`), one field each.
+    pub fn sort_order(&self) -> Result<Vec<String>> {
+        let schema = self.arrow_schema()?;
+        Ok(self
+            .metadata
+            .sort_orders
+            .iter()
+            .filter(|o| o.order_id == self.metadata.default_sort_order_id)
+            .flat_map(|o| &o.fields)
+            .filter_map(|f| describe_sort_field(f, &schema))
+            .collect())
+    }
+
     pub fn scalar_index_columns(&self) -> Result<Vec<String>> {
         let ids = self.scalar_indexes();
         let schema = self.arrow_schema()?;
@@ -404,18 +442,48 @@ impl Table {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
     }
 
-    /// Appends every batch of `reader` as one new data file and commits a snapshot; returns its id.
+    /// Appends every batch of `reader` as new data files (one per partition) and commits a snapshot;
+    /// returns its id.
     /// Batches must have the table's columns (by name, in any order, castable types); nothing is
     /// committed when one does not.
     pub fn append(&mut self, reader: impl RecordBatchReader) -> Result<i64> {
-        let file = self.write_data_file(reader)?;
-        self.commit_append(vec![file])
+        let files = self.write_data_files(reader)?;
+        self.commit_append(files)
     }
 
-    /// Writes the rows of `reader` as one data file without committing it (an engine task's part of
-    /// a distributed write); [`Table::commit_append`] commits such files, [`Table::delete_files`]
-    /// removes them when the write is aborted.
-    pub fn write_data_file(&self, reader: impl RecordBatchReader) -> Result<DataFile> {
+    /// Writes the rows of `reader` as data files without committing them (an engine task's part of
+    /// a distributed write): one file, or in a partitioned table one per partition the rows fall
+    /// in, each sorted by the table's sort order when it has one. [`Table::commit_append`] commits
+    /// such files, [`Table::delete_files`] removes them when the write is aborted.
+    pub fn write_data_files(&self, reader: impl RecordBatchReader) -> Result<Vec<DataFile>> {
+        let schema = self.arrow_schema()?;
+        let layout = Layout::of(&self.metadata, &schema)?;
+        if layout.is_plain() {
+            return Ok(vec![self.write_file(reader, &layout, BTreeMap::new(), "")?]);
+        }
+        // Rows are gathered to be split by partition and sorted.
+        let batches = reader.map(|b| conform(&b?, &schema)).collect::<Result<Vec<_>>>()?;
+        let rows = arrow::compute::concat_batches(&schema, &batches)?;
+        drop(batches);
+        if rows.num_rows() == 0 {
+            return Err(Error::invalid("nothing to append: the stream holds no rows"));
+        }
+        let mut files = Vec::new();
+        for part in layout.split(&rows)? {
+            let one = arrow::record_batch::RecordBatchIterator::new([Ok(part.rows)], schema.clone());
+            match self.write_file(one, &layout, part.partition, &part.directory) {
+                Ok(file) => files.push(file),
+                Err(e) => {
+                    let _ = self.delete_files(&files);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(files)
+    }
+
+    /// Writes one data file (with its sidecars and indexes) under `data/<directory>`.
+    fn write_file(&self, reader: impl RecordBatchReader, layout: &Layout, partition: BTreeMap<i32, Vec<u8>>, directory: &str) -> Result<DataFile> {
         let schema = self.arrow_schema()?;
         let row_group_rows = match self.metadata.properties.get(ROW_GROUP_ROWS) {
             None => DEFAULT_ROW_GROUP_ROWS,
@@ -429,7 +497,10 @@ impl Table {
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
-        let data_path = format!("data/{}.parquet", uuid::Uuid::new_v4());
+        let data_path = match directory {
+            "" => format!("data/{}.parquet", uuid::Uuid::new_v4()),
+            dir => format!("data/{dir}/{}.parquet", uuid::Uuid::new_v4()),
+        };
         let size = bytes.len() as i64;
         let indexes = self.vector_indexes();
         for sidecar in sidecars {
@@ -458,6 +529,9 @@ impl Table {
             lower_bounds: stats.lower,
             upper_bounds: stats.upper,
             deletes: Vec::new(),
+            spec_id: layout.spec_id(),
+            partition,
+            sort_order_id: layout.sort_order_id(),
         })
     }
 
@@ -680,6 +754,12 @@ impl Table {
             if current.identifier_field_ids.contains(&field.id) {
                 return Err(Error::invalid(format!("cannot drop '{name}': it identifies rows")));
             }
+            if metadata.partition_specs.iter().flat_map(|s| &s.fields).any(|f| f.source_id == field.id) {
+                return Err(Error::invalid(format!("cannot drop '{name}': the table is partitioned by it")));
+            }
+            if metadata.sort_orders.iter().filter(|o| o.order_id == metadata.default_sort_order_id).flat_map(|o| &o.fields).any(|f| f.source_id == field.id) {
+                return Err(Error::invalid(format!("cannot drop '{name}': the table is sorted by it")));
+            }
             let fields = current.fields.iter().filter(|f| f.name != name).cloned().collect();
             let schema = Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() };
             Ok((schema, metadata.last_column_id, vec![(vector_property(field.id), None), (index_property(field.id), None), (scalar_index_property(field.id), None)]))
@@ -717,21 +797,60 @@ impl Table {
         self.commit_snapshot("overwrite", files)
     }
 
-    /// Writes a manifest of `entries` (`content`: 0 data files, 1 delete files) and returns its
-    /// entry for a manifest list.
-    fn put_manifest(&self, entries: &[ManifestEntry], content: i32, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
+    /// Writes manifests of `entries` (`content`: 0 data files, 1 delete files), one per partition
+    /// spec they were written under, and returns their entries for a manifest list.
+    fn put_manifests(&self, entries: &[ManifestEntry], content: i32, snapshot_id: i64, sequence_number: i64) -> Result<Vec<ManifestFile>> {
+        let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
+        for entry in entries {
+            by_spec.entry(entry.data_file.spec_id).or_default().push(entry.clone());
+        }
+        by_spec
+            .into_iter()
+            .map(|(spec_id, entries)| self.put_manifest(&entries, spec_id, content, snapshot_id, sequence_number))
+            .collect()
+    }
+
+    /// Writes one manifest of `entries`, all of partition spec `spec_id`.
+    fn put_manifest(&self, entries: &[ManifestEntry], spec_id: i32, content: i32, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
         let schema = self.metadata.current_schema()?;
         let schema_json = serde_json::to_string(&schema.to_json()).map_err(|e| Error::Internal(e.to_string()))?;
+        let spec = self
+            .metadata
+            .partition_specs
+            .iter()
+            .find(|s| s.spec_id == spec_id)
+            .ok_or_else(|| Error::Corrupt(format!("{}: partition spec {spec_id} is not in the table metadata", self.location())))?;
+        let partition = partition_types(spec, self.arrow_schema()?.as_ref())?;
+        let spec_json = serde_json::to_string(&spec.fields).map_err(|e| Error::Internal(e.to_string()))?;
         let kind = if content == 0 { "data" } else { "deletes" };
-        let manifest = write_manifest(entries, &schema_json, schema.schema_id, "[]", 0, kind)?;
+        let manifest = write_manifest(entries, &schema_json, schema.schema_id, &spec_json, spec_id, &partition, kind)?;
         let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
         let manifest_length = manifest.len() as i64;
         self.storage.put(&manifest_path, Bytes::from(manifest))?;
         let count = |status: i32| entries.iter().filter(move |e| e.status == status);
+        let summaries = partition
+            .iter()
+            .map(|p| {
+                let values = entries.iter().map(|e| e.data_file.partition.get(&p.field_id));
+                let mut summary = FieldSummary { contains_null: values.clone().any(|v| v.is_none()), ..Default::default() };
+                for value in values.flatten() {
+                    if summary.lower_bound.as_ref().is_none_or(|lo| less(&p.data_type, value, lo)) {
+                        summary.lower_bound = Some(value.clone());
+                    }
+                    if summary.upper_bound.as_ref().is_none_or(|hi| less(&p.data_type, hi, value)) {
+                        summary.upper_bound = Some(value.clone());
+                    }
+                }
+                if matches!(p.data_type, DataType::Float32 | DataType::Float64) {
+                    summary.contains_nan = Some(false);
+                }
+                summary
+            })
+            .collect();
         Ok(ManifestFile {
             manifest_path: self.storage.uri(&manifest_path),
             manifest_length,
-            partition_spec_id: 0,
+            partition_spec_id: spec_id,
             content,
             sequence_number,
             // Entries kept from older snapshots carry their own (older) sequence numbers.
@@ -748,6 +867,7 @@ impl Table {
             added_rows_count: count(STATUS_ADDED).map(|e| e.data_file.record_count).sum(),
             existing_rows_count: count(STATUS_EXISTING).map(|e| e.data_file.record_count).sum(),
             deleted_rows_count: count(STATUS_DELETED).map(|e| e.data_file.record_count).sum(),
+            partitions: Some(summaries),
         })
     }
 
@@ -762,6 +882,7 @@ impl Table {
         let path = self.storage.relative(&manifest.manifest_path)?;
         let mut entries = read_manifest(&self.storage.get(path)?, &manifest.manifest_path)?;
         for entry in &mut entries {
+            entry.data_file.spec_id = manifest.partition_spec_id;
             entry.sequence_number.get_or_insert(manifest.sequence_number);
             entry.file_sequence_number.get_or_insert(manifest.sequence_number);
         }
@@ -776,17 +897,14 @@ impl Table {
         // The manifest of the added files does not depend on the parent: it is written once and
         // kept across lost races (its entries take the sequence number the list gives it), so a
         // retry costs little more than the manifest list.
-        let added_manifest = match added.is_empty() {
-            true => None,
-            false => {
-                let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-                Some(self.put_manifest(&entries, 0, change.snapshot_id, change.sequence_number)?)
-            }
+        let added_manifests = {
+            let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
+            self.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?
         };
         for attempt in 0..COMMIT_ATTEMPTS {
             change.rebase(&self.metadata);
             let parent = self.metadata.current_snapshot().cloned();
-            let mut manifests: Vec<ManifestFile> = added_manifest.iter().map(|m| change.sequenced(m)).collect();
+            let mut manifests: Vec<ManifestFile> = added_manifests.iter().map(|m| change.sequenced(m)).collect();
             let mut written = Vec::new();
             let added_rows: i64 = added.iter().map(|f| f.record_count).sum();
             let mut summary = BTreeMap::from([
@@ -802,7 +920,7 @@ impl Table {
                 for (content, files) in [(0, &removed), (1, &removed_deletes)] {
                     if !files.is_empty() {
                         let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
-                        written.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
+                        written.extend(self.put_manifests(&entries, content, change.snapshot_id, change.sequence_number)?);
                     }
                 }
                 summary.insert("deleted-data-files".to_owned(), removed.len().to_string());
@@ -819,7 +937,7 @@ impl Table {
             self.refresh()?;
             backoff(attempt);
         }
-        self.discard(added_manifest.as_slice())?;
+        self.discard(&added_manifests)?;
         Err(Error::CommitConflict(format!(
             "gave up committing to {} after {COMMIT_ATTEMPTS} lost races",
             self.storage.location()
@@ -913,6 +1031,9 @@ impl Table {
                 let path = format!("data/{}-deletes.parquet", uuid::Uuid::new_v4());
                 self.storage.put(&path, bytes)?;
                 description.file_path = self.storage.uri(&path);
+                // Iceberg readers match delete files to data files within a partition.
+                description.spec_id = file.spec_id;
+                description.partition = file.partition.clone();
                 added.push(description);
             }
             if deleted_rows == 0 {
@@ -977,12 +1098,12 @@ impl Table {
                     false => ManifestEntry { status: STATUS_EXISTING, ..e },
                 })
                 .collect();
-            written.push(self.put_manifest(&kept, manifest.content, change.snapshot_id, change.sequence_number)?);
+            written.extend(self.put_manifests(&kept, manifest.content, change.snapshot_id, change.sequence_number)?);
         }
         for (content, files) in [(0, delta.added), (1, delta.added_deletes)] {
             if !files.is_empty() {
                 let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-                written.push(self.put_manifest(&entries, content, change.snapshot_id, change.sequence_number)?);
+                written.extend(self.put_manifests(&entries, content, change.snapshot_id, change.sequence_number)?);
             }
         }
         manifests.extend(written.iter().cloned());
@@ -1024,10 +1145,12 @@ impl Table {
         let parent = self.metadata.current_snapshot().cloned();
         let files = self.data_files(parent.as_ref())?;
         let small = files.iter().filter(|f| f.deletes.is_empty() && (f.record_count as usize) < target_rows).count();
-        let chosen: Vec<DataFile> = files
+        let mut chosen: Vec<DataFile> = files
             .into_iter()
             .filter(|f| !f.deletes.is_empty() || (small >= 2 && (f.record_count as usize) < target_rows))
             .collect();
+        // A partition's files are read one after another, so that each new file holds few partitions.
+        chosen.sort_by(|a, b| (a.spec_id, &a.partition).cmp(&(b.spec_id, &b.partition)));
         if chosen.is_empty() {
             return Ok(None);
         }
@@ -1038,8 +1161,8 @@ impl Table {
         let mut leftover = None;
         loop {
             let chunk = Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
-            match self.write_data_file(chunk) {
-                Ok(file) => written.push(file),
+            match self.write_data_files(chunk) {
+                Ok(files) => written.extend(files),
                 Err(Error::InvalidArgument(m)) if m.starts_with("nothing to append") => break,
                 Err(e) => {
                     self.delete_files(&written)?;
@@ -1290,12 +1413,17 @@ impl Table {
         Ok((total, reading))
     }
 
-    /// The files of `files` that may hold a row `filter` passes, by their column statistics.
+    /// The files of `files` that may hold a row `filter` passes, by their partition values and
+    /// column statistics.
     pub fn prune(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<Vec<DataFile>> {
-        Ok(match filter {
-            Some(filter) => prune_files(files, filter, self.arrow_schema()?.as_ref()),
-            None => files,
-        })
+        let Some(filter) = filter else { return Ok(files) };
+        let schema = self.arrow_schema()?;
+        let partitions = PartitionPruner::new(&self.metadata, &schema);
+        let files = match partitions.is_empty() {
+            true => files,
+            false => files.into_iter().filter(|f| partitions.may_match(filter, f)).collect(),
+        };
+        Ok(prune_files(files, filter, schema.as_ref()))
     }
 
     /// The names of `columns` (every column when `None`) together with the extra columns a read
@@ -2597,7 +2725,7 @@ mod tests {
         std::fs::remove_file(&sidecars[1]).unwrap();
         assert_eq!(answers(&table), with_sidecars);
         // Aborting a written file removes its sidecar too.
-        let file = table.write_data_file(reader(vec![batch(5000..5010)])).unwrap();
+        let file = table.write_data_files(reader(vec![batch(5000..5010)])).unwrap().remove(0);
         let sidecar = std::path::PathBuf::from(sidecar_path(&file.file_path, 3));
         assert!(sidecar.exists());
         table.delete_files(&[file]).unwrap();
@@ -2774,6 +2902,116 @@ mod tests {
         }
         // Pruning did something, and not everything.
         assert!(pruned_total > 1000 && kept_total > 500, "pruned {pruned_total}, kept {kept_total}");
+    }
+
+    #[test]
+    fn partitioned_sorted_tables_split_rows_by_partition_prune_by_it_and_stay_exact() {
+        use super::super::partition::Transform;
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let schema = kbsx_schema();
+        let properties = BTreeMap::from([
+            (PARTITIONING.to_owned(), "bucket(k, 4), s, truncate(b, 10)".to_owned()),
+            (SORTED_BY.to_owned(), "x DESC, k".to_owned()),
+        ]);
+        let mut table = Table::create(&location, &schema, properties, &HashMap::new()).unwrap();
+        assert_eq!(table.partitioning().unwrap(), vec!["bucket(k, 4)", "s", "truncate(b, 10)"]);
+        assert_eq!(table.sort_order().unwrap(), vec!["x DESC NULLS LAST", "k ASC NULLS FIRST"]);
+        assert!(!table.metadata().properties.contains_key(PARTITIONING));
+        let mut rng = Rng(11);
+        for _ in 0..4 {
+            let n = 300;
+            let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
+            let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(6)))).collect();
+            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            table.append(kbsx_rows(k, b, s, x)).unwrap();
+        }
+        let check_files = |table: &Table| {
+            let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+            for file in &files {
+                assert!(file.file_path.contains("/data/k_bucket="), "{}", file.file_path);
+                let rows = table.scan_files(vec![DataFile { deletes: Vec::new(), ..file.clone() }], None, 100_000).unwrap().map(Result::unwrap).collect::<Vec<_>>();
+                let rows = arrow::compute::concat_batches(&schema, &rows).unwrap();
+                for (field_id, column, transform) in [(1000, 0, Transform::Bucket(4)), (1001, 2, Transform::Identity), (1002, 1, Transform::Truncate(10))] {
+                    let values = transform.apply(rows.column(column)).unwrap();
+                    for i in 0..rows.num_rows() {
+                        assert_eq!(super::super::partition::single_value(&values, i).as_ref(), file.partition.get(&field_id), "{}", file.file_path);
+                    }
+                }
+                assert_eq!(file.sort_order_id, Some(1));
+                let x = rows.column(3).as_primitive::<Float64Type>();
+                let k = rows.column(0).as_primitive::<Int64Type>();
+                for i in 1..rows.num_rows() {
+                    let before = (x.is_valid(i - 1).then(|| -x.value(i - 1)).map_or((1, 0.0), |v| (0, v)), k.value(i - 1));
+                    let after = (x.is_valid(i).then(|| -x.value(i)).map_or((1, 0.0), |v| (0, v)), k.value(i));
+                    assert!(before <= after, "rows out of order in {}", file.file_path);
+                }
+            }
+            files
+        };
+        let files = check_files(&table);
+        assert!(files.len() > 50, "{} files", files.len());
+        let everything = |table: &Table, files: &[DataFile]| {
+            Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.to_vec(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap())
+        };
+        let keys = |batches: Vec<RecordBatch>| {
+            let mut out: Vec<String> = batches
+                .iter()
+                .flat_map(|b| (0..b.num_rows()).map(move |i| format!("{:?}", b.slice(i, 1).columns().iter().map(|c| arrow::util::display::array_value_to_string(c, 0).unwrap()).collect::<Vec<_>>())))
+                .collect();
+            out.sort();
+            out
+        };
+        let compare_all = |table: &Table, rng: &mut Rng| {
+            let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+            let all = everything(table, &files);
+            let mut pruned = 0;
+            for _ in 0..150 {
+                let predicate = random_predicate(rng, 2);
+                let want = keys(vec![predicate.filter(&all).unwrap()]);
+                let kept = table.prune(files.clone(), Some(&predicate)).unwrap();
+                pruned += files.len() - kept.len();
+                let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 64).unwrap().map(Result::unwrap).collect());
+                assert_eq!(got, want, "{}", predicate.to_json());
+            }
+            pruned
+        };
+        assert!(compare_all(&table, &mut rng) > 500);
+        // Equality on a bucketed column keeps only the files of its bucket (bounds alone cannot).
+        let pruner = PartitionPruner::new(table.metadata(), &table.arrow_schema().unwrap());
+        let probe = Predicate::Eq { column: "k".into(), value: serde_json::json!(500) };
+        let kept = files.iter().filter(|f| pruner.may_match(&probe, f)).count();
+        assert!(kept * 3 < files.len() && kept > 0, "kept {kept} of {}", files.len());
+        // Deletes carry their data file's partition; compaction keeps files within partitions.
+        table.delete_where(Some(&Predicate::Lt { column: "k".into(), value: serde_json::json!(300) })).unwrap();
+        let reloaded = Table::load(&location, &HashMap::new()).unwrap();
+        let with_deletes = reloaded.data_files(reloaded.metadata().current_snapshot()).unwrap();
+        for file in with_deletes.iter().flat_map(|f| f.deletes.iter().map(move |d| (f, d))) {
+            assert_eq!((file.1.spec_id, &file.1.partition), (file.0.spec_id, &file.0.partition));
+        }
+        compare_all(&reloaded, &mut rng);
+        let before = keys(table.scan(with_deletes.clone(), None, None, 1000).unwrap().map(Result::unwrap).collect());
+        table.rewrite_data_files(10_000).unwrap().unwrap();
+        let compacted = check_files(&table);
+        assert_eq!(keys(table.scan(compacted.clone(), None, None, 1000).unwrap().map(Result::unwrap).collect()), before);
+        compare_all(&table, &mut rng);
+        // The manifest list summarizes each manifest's partition values.
+        let manifests = table.manifests(table.metadata().current_snapshot().unwrap()).unwrap();
+        let data = manifests.iter().find(|m| m.content == 0).unwrap();
+        assert_eq!(data.partitions.as_ref().map(Vec::len), Some(3));
+        let buckets = &data.partitions.as_ref().unwrap()[0];
+        assert_eq!((buckets.lower_bound.as_deref(), buckets.upper_bound.as_deref()), (Some(&0i32.to_le_bytes()[..]), Some(&3i32.to_le_bytes()[..])));
+        assert!(data.partitions.as_ref().unwrap()[1].contains_null);
+        let err = table.drop_column("s").unwrap_err().to_string();
+        assert!(err.contains("partitioned by"), "{err}");
+        assert!(table.drop_column("x").unwrap_err().to_string().contains("sorted by"));
+        for (bad, why) in [("bucket(nope, 4)", "does not have"), ("hour(k)", "does not apply")] {
+            let props = BTreeMap::from([(PARTITIONING.to_owned(), bad.to_owned())]);
+            let err = Table::create(&format!("{location}/bad"), &schema, props, &HashMap::new()).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        assert!(!std::path::Path::new(&format!("{location}/bad")).join("metadata").exists());
     }
 
     #[test]
@@ -3463,7 +3701,7 @@ mod tests {
         let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         let first = table.append(reader(vec![batch(0..10)])).unwrap();
         table.append(reader(vec![batch(10..20)])).unwrap();
-        let file = table.write_data_file(reader(vec![batch(100..105)])).unwrap();
+        let file = table.write_data_files(reader(vec![batch(100..105)])).unwrap().remove(0);
         let replaced = table.commit_overwrite(vec![file]).unwrap();
         assert_eq!(ids(&table, table.metadata().current_snapshot()), (100..105).collect::<Vec<_>>());
         assert_eq!(ids(&table, table.metadata().snapshot(first).ok()), (0..10).collect::<Vec<_>>());
@@ -3484,7 +3722,7 @@ mod tests {
         let location = dir.path().to_str().unwrap().to_owned();
         let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         let first = table.append(reader(vec![batch(0..10)])).unwrap();
-        table.commit_overwrite(vec![table.write_data_file(reader(vec![batch(10..20)])).unwrap()]).unwrap();
+        table.commit_overwrite(table.write_data_files(reader(vec![batch(10..20)])).unwrap()).unwrap();
         let third = table.append(reader(vec![batch(20..30)])).unwrap();
         let data = |t: &Table| t.storage.list("data").unwrap().into_iter().filter(|p| p.ends_with(".parquet")).count();
         assert_eq!(data(&table), 3);
@@ -3510,7 +3748,7 @@ mod tests {
         table.append(reader(vec![batch(0..10)])).unwrap();
         table.append(reader(vec![batch(10..20)])).unwrap();
         // A write that never committed: its data file and the files beside it are orphans.
-        let pending = table.write_data_file(reader(vec![batch(20..30)])).unwrap();
+        let pending = table.write_data_files(reader(vec![batch(20..30)])).unwrap().remove(0);
         let listed = |t: &Table| {
             let mut all = t.storage.list("").unwrap();
             all.sort();

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use apache_avro::types::Value;
 use apache_avro::writer::datum::GenericDatumWriter;
 use apache_avro::{Reader, Schema as AvroSchema};
+use arrow::datatypes::DataType;
 
 use crate::{Error, Result};
 
@@ -34,6 +35,33 @@ pub struct DataFile {
     /// this data file, so that a split carries what its scan must leave out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deletes: Vec<DataFile>,
+    /// The partition spec the file was written under (its manifest's), and its partition value for
+    /// each field of that spec, by partition field id, in single-value serialization (a null value
+    /// has no entry).
+    #[serde(default)]
+    pub spec_id: i32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub partition: BTreeMap<i32, Vec<u8>>,
+    /// The sort order the file's rows were written in, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order_id: Option<i32>,
+}
+
+/// A field of a manifest's partition struct: its partition field id, name and value type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionType {
+    pub field_id: i32,
+    pub name: String,
+    pub data_type: DataType,
+}
+
+/// A manifest list's summary of one partition field over a manifest's files.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FieldSummary {
+    pub contains_null: bool,
+    pub contains_nan: Option<bool>,
+    pub lower_bound: Option<Vec<u8>>,
+    pub upper_bound: Option<Vec<u8>>,
 }
 
 /// One row of a manifest.
@@ -63,6 +91,8 @@ pub struct ManifestFile {
     pub added_rows_count: i64,
     pub existing_rows_count: i64,
     pub deleted_rows_count: i64,
+    /// One summary per partition field of the manifest's spec (None as some writers leave it).
+    pub partitions: Option<Vec<FieldSummary>>,
 }
 
 fn int_long_map(name: &str, key_id: i32, value_id: i32, field_id: i32, value_type: &str) -> String {
@@ -71,33 +101,99 @@ fn int_long_map(name: &str, key_id: i32, value_id: i32, field_id: i32, value_typ
     )
 }
 
-/// The Avro schema of an unpartitioned V2 manifest, as JSON (written verbatim into the header).
-fn manifest_schema() -> String {
+/// The Avro type of a partition value of `data_type`.
+fn avro_type(data_type: &DataType) -> Result<&'static str> {
+    Ok(match data_type {
+        DataType::Boolean => r#""boolean""#,
+        DataType::Int32 => r#""int""#,
+        DataType::Int64 => r#""long""#,
+        DataType::Float32 => r#""float""#,
+        DataType::Float64 => r#""double""#,
+        DataType::Date32 => r#"{"type":"int","logicalType":"date"}"#,
+        DataType::Timestamp(_, None) => r#"{"type":"long","logicalType":"timestamp-micros","adjust-to-utc":false}"#,
+        DataType::Timestamp(_, Some(_)) => r#"{"type":"long","logicalType":"timestamp-micros","adjust-to-utc":true}"#,
+        DataType::Utf8 => r#""string""#,
+        DataType::Binary => r#""bytes""#,
+        other => return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest"))),
+    })
+}
+
+/// A partition value (single-value serialization) as the Avro value of `data_type`.
+fn avro_value(data_type: &DataType, bytes: &[u8], name: &str) -> Result<Value> {
+    let bad = || Error::Corrupt(format!("partition value of '{name}' does not fit its type {data_type}"));
+    let four = || <[u8; 4]>::try_from(bytes).map_err(|_| bad());
+    let eight = || <[u8; 8]>::try_from(bytes).map_err(|_| bad());
+    Ok(match data_type {
+        DataType::Boolean => Value::Boolean(bytes.first().is_some_and(|b| *b != 0)),
+        DataType::Int32 => Value::Int(i32::from_le_bytes(four()?)),
+        DataType::Date32 => Value::Date(i32::from_le_bytes(four()?)),
+        DataType::Int64 => Value::Long(i64::from_le_bytes(eight()?)),
+        DataType::Timestamp(..) => Value::TimestampMicros(i64::from_le_bytes(eight()?)),
+        DataType::Float32 => Value::Float(f32::from_le_bytes(four()?)),
+        DataType::Float64 => Value::Double(f64::from_le_bytes(eight()?)),
+        DataType::Utf8 => Value::String(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?),
+        DataType::Binary => Value::Bytes(bytes.to_vec()),
+        other => return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest"))),
+    })
+}
+
+/// An Avro partition value read from a manifest in single-value serialization (None for null).
+fn partition_bytes(value: Value, path: &str) -> Result<Option<Vec<u8>>> {
+    Ok(Some(match unwrap_union(value) {
+        Value::Null => return Ok(None),
+        Value::Boolean(b) => vec![b as u8],
+        Value::Int(v) | Value::Date(v) => v.to_le_bytes().to_vec(),
+        Value::Long(v) | Value::TimestampMicros(v) | Value::TimeMicros(v) | Value::LocalTimestampMicros(v) => v.to_le_bytes().to_vec(),
+        Value::Float(v) => v.to_le_bytes().to_vec(),
+        Value::Double(v) => v.to_le_bytes().to_vec(),
+        Value::String(s) => s.into_bytes(),
+        Value::Bytes(b) | Value::Fixed(_, b) => b,
+        Value::Uuid(u) => u.as_bytes().to_vec(),
+        Value::Decimal(d) => Vec::<u8>::try_from(d).map_err(|e| corrupt(path, format!("partition decimal: {e}")))?,
+        other => return Err(corrupt(path, format!("partition value {other:?} has a type HyperStream does not read"))),
+    }))
+}
+
+/// The Avro schema of a V2 manifest whose partition struct has `partition`'s fields, as JSON
+/// (written verbatim into the header).
+fn manifest_schema(partition: &[PartitionType]) -> Result<String> {
+    let partition_fields = partition
+        .iter()
+        .map(|p| {
+            Ok(format!(
+                r#"{{"name":{},"type":["null",{}],"default":null,"field-id":{}}}"#,
+                serde_json::Value::from(avro_name(&p.name)),
+                avro_type(&p.data_type)?,
+                p.field_id
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .join(",");
     let data_file = format!(
         r#"{{"type":"record","name":"r2","fields":[
             {{"name":"content","type":"int","field-id":134}},
             {{"name":"file_path","type":"string","field-id":100}},
             {{"name":"file_format","type":"string","field-id":101}},
-            {{"name":"partition","type":{{"type":"record","name":"r102","fields":[]}},"field-id":102}},
+            {{"name":"partition","type":{{"type":"record","name":"r102","fields":[{partition_fields}]}},"field-id":102}},
             {{"name":"record_count","type":"long","field-id":103}},
             {{"name":"file_size_in_bytes","type":"long","field-id":104}},
-            {},
-            {},
-            {},
-            {},
-            {},
-            {},
+            {column_sizes},
+            {value_counts},
+            {null_value_counts},
+            {nan_value_counts},
+            {lower_bounds},
+            {upper_bounds},
             {{"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":131}},
             {{"name":"split_offsets","type":["null",{{"type":"array","items":"long","element-id":133}}],"default":null,"field-id":132}},
             {{"name":"equality_ids","type":["null",{{"type":"array","items":"int","element-id":136}}],"default":null,"field-id":135}},
             {{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}}
         ]}}"#,
-        int_long_map("column_sizes", 117, 118, 108, "long"),
-        int_long_map("value_counts", 119, 120, 109, "long"),
-        int_long_map("null_value_counts", 121, 122, 110, "long"),
-        int_long_map("nan_value_counts", 138, 139, 137, "long"),
-        int_long_map("lower_bounds", 126, 127, 125, "bytes"),
-        int_long_map("upper_bounds", 129, 130, 128, "bytes"),
+        column_sizes = int_long_map("column_sizes", 117, 118, 108, "long"),
+        value_counts = int_long_map("value_counts", 119, 120, 109, "long"),
+        null_value_counts = int_long_map("null_value_counts", 121, 122, 110, "long"),
+        nan_value_counts = int_long_map("nan_value_counts", 138, 139, 137, "long"),
+        lower_bounds = int_long_map("lower_bounds", 126, 127, 125, "bytes"),
+        upper_bounds = int_long_map("upper_bounds", 129, 130, 128, "bytes"),
     );
     let entry = format!(
         r#"{{"type":"record","name":"manifest_entry","fields":[
@@ -108,7 +204,16 @@ fn manifest_schema() -> String {
             {{"name":"data_file","type":{data_file},"field-id":2}}
         ]}}"#
     );
-    entry
+    Ok(entry)
+}
+
+/// A partition field name as a valid Avro name (letters, digits and `_`, not starting with a digit).
+fn avro_name(name: &str) -> String {
+    let mut out: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, '_');
+    }
+    out
 }
 
 fn manifest_list_schema() -> String {
@@ -234,16 +339,19 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Writes a manifest of `entries`; `schema_json` is the table schema and `spec_json` the partition
-/// spec's fields array, both as the `schema` and `partition-spec` header keys want them.
+/// spec's fields array, both as the `schema` and `partition-spec` header keys want them; `partition`
+/// the spec's fields with their value types.
+#[allow(clippy::too_many_arguments)]
 pub fn write_manifest(
     entries: &[ManifestEntry],
     schema_json: &str,
     schema_id: i32,
     spec_json: &str,
     spec_id: i32,
+    partition: &[PartitionType],
     content: &str,
 ) -> Result<Vec<u8>> {
-    let mut container = AvroContainer::new(manifest_schema(), "manifest")?;
+    let mut container = AvroContainer::new(manifest_schema(partition)?, "manifest")?;
     for (key, value) in [
         ("schema", schema_json.to_owned()),
         ("schema-id", schema_id.to_string()),
@@ -260,7 +368,16 @@ pub fn write_manifest(
             ("content".into(), Value::Int(f.content)),
             ("file_path".into(), Value::String(f.file_path.clone())),
             ("file_format".into(), Value::String(f.file_format.clone())),
-            ("partition".into(), Value::Record(vec![])),
+            ("partition".into(), Value::Record(partition
+                .iter()
+                .map(|p| {
+                    let value = match f.partition.get(&p.field_id) {
+                        Some(bytes) => Value::Union(1, Box::new(avro_value(&p.data_type, bytes, &p.name)?)),
+                        None => null(),
+                    };
+                    Ok((avro_name(&p.name), value))
+                })
+                .collect::<Result<Vec<_>>>()?)),
             ("record_count".into(), Value::Long(f.record_count)),
             ("file_size_in_bytes".into(), Value::Long(f.file_size_in_bytes)),
             ("column_sizes".into(), map_value(&f.column_sizes, Value::Long)),
@@ -272,7 +389,10 @@ pub fn write_manifest(
             ("key_metadata".into(), null()),
             ("split_offsets".into(), null()),
             ("equality_ids".into(), null()),
-            ("sort_order_id".into(), null()),
+            ("sort_order_id".into(), match f.sort_order_id {
+                Some(id) => Value::Union(1, Box::new(Value::Int(id))),
+                None => null(),
+            }),
         ]);
         let record = Value::Record(vec![
             ("status".into(), Value::Int(entry.status)),
@@ -316,11 +436,30 @@ pub fn write_manifest_list(
                 ("added_rows_count".into(), Value::Long(m.added_rows_count)),
                 ("existing_rows_count".into(), Value::Long(m.existing_rows_count)),
                 ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count)),
-                ("partitions".into(), Value::Union(1, Box::new(Value::Array(vec![])))),
+                ("partitions".into(), match &m.partitions {
+                    None => null(),
+                    Some(fields) => Value::Union(1, Box::new(Value::Array(fields.iter().map(summary_value).collect()))),
+                }),
             ("key_metadata".into(), null()),
         ]))?;
     }
     Ok(container.finish())
+}
+
+fn summary_value(s: &FieldSummary) -> Value {
+    let opt_bytes = |b: &Option<Vec<u8>>| match b {
+        Some(b) => Value::Union(1, Box::new(Value::Bytes(b.clone()))),
+        None => null(),
+    };
+    Value::Record(vec![
+        ("contains_null".into(), Value::Boolean(s.contains_null)),
+        ("contains_nan".into(), match s.contains_nan {
+            Some(b) => Value::Union(1, Box::new(Value::Boolean(b))),
+            None => null(),
+        }),
+        ("lower_bound".into(), opt_bytes(&s.lower_bound)),
+        ("upper_bound".into(), opt_bytes(&s.upper_bound)),
+    ])
 }
 
 // ---- reading (ours and other writers': by field name, tolerant of extra fields) -----------------
@@ -392,6 +531,22 @@ fn take_map<T>(
 /// Reads a manifest's entries; `path` names it in errors.
 pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
     let reader = Reader::new(bytes).map_err(|e| corrupt(path, e))?;
+    let header = |key: &str| reader.user_metadata().get(key).map(|v| String::from_utf8_lossy(v).into_owned());
+    let spec_id = header("partition-spec-id").and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    // Partition values are named in the record; the header's spec gives each name its field id.
+    let field_ids: BTreeMap<String, i32> = header("partition-spec")
+        .and_then(|json| serde_json::from_str::<serde_json::Value>(&json).ok())
+        .and_then(|spec| {
+            let fields = spec.get("fields").cloned().unwrap_or(spec);
+            Some(
+                fields
+                    .as_array()?
+                    .iter()
+                    .filter_map(|f| Some((avro_name(f.get("name")?.as_str()?), i32::try_from(f.get("field-id")?.as_i64()?).ok()?)))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
     let mut entries = Vec::new();
     for value in reader {
         let mut entry = fields(value.map_err(|e| corrupt(path, e))?, path)?;
@@ -408,6 +563,16 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
             Value::Bytes(b) | Value::Fixed(_, b) => Some(b),
             _ => None,
         };
+        let mut partition = BTreeMap::new();
+        if let Some(Value::Record(values)) = file.remove("partition").map(unwrap_union) {
+            for (position, (name, value)) in values.into_iter().enumerate() {
+                let id = field_ids.get(&name).copied().unwrap_or(1000 + position as i32);
+                if let Some(bytes) = partition_bytes(value, path)? {
+                    partition.insert(id, bytes);
+                }
+            }
+        }
+        let sort_order_id = take_long(&mut file, "sort_order_id", path)?.map(|v| v as i32);
         entries.push(ManifestEntry {
             status: req_int(&mut entry, "status", path)?,
             snapshot_id: take_long(&mut entry, "snapshot_id", path)?,
@@ -425,6 +590,9 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 lower_bounds: take_map(&mut file, "lower_bounds", path, bytes_of)?,
                 upper_bounds: take_map(&mut file, "upper_bounds", path, bytes_of)?,
                 deletes: Vec::new(),
+                spec_id,
+                partition,
+                sort_order_id,
             },
         });
     }
@@ -461,9 +629,38 @@ pub fn read_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile>>
             added_rows_count: rows(&mut m, "added_rows_count")?,
             existing_rows_count: rows(&mut m, "existing_rows_count")?,
             deleted_rows_count: rows(&mut m, "deleted_rows_count")?,
+            partitions: summaries(m.remove("partitions"), path)?,
         });
     }
     Ok(files)
+}
+
+fn summaries(value: Option<Value>, path: &str) -> Result<Option<Vec<FieldSummary>>> {
+    let items = match value.map(unwrap_union) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items,
+        Some(other) => return Err(corrupt(path, format!("partitions is not an array: {other:?}"))),
+    };
+    let bytes = |v: Option<Value>| match v.map(unwrap_union) {
+        Some(Value::Bytes(b) | Value::Fixed(_, b)) => Some(b),
+        _ => None,
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let mut f = fields(item, path)?;
+            Ok(FieldSummary {
+                contains_null: matches!(f.remove("contains_null").map(unwrap_union), Some(Value::Boolean(true))),
+                contains_nan: match f.remove("contains_nan").map(unwrap_union) {
+                    Some(Value::Boolean(b)) => Some(b),
+                    _ => None,
+                },
+                lower_bound: bytes(f.remove("lower_bound")),
+                upper_bound: bytes(f.remove("upper_bound")),
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
 }
 
 #[cfg(test)]
@@ -487,7 +684,7 @@ mod tests {
                 null_value_counts: BTreeMap::from([(1, 0), (2, 3)]),
                 lower_bounds: BTreeMap::from([(1, 5i64.to_le_bytes().to_vec())]),
                 upper_bounds: BTreeMap::from([(1, 99i64.to_le_bytes().to_vec())]),
-                deletes: Vec::new(),
+                ..DataFile::default()
             },
         }
     }
@@ -495,7 +692,7 @@ mod tests {
     #[test]
     fn manifests_round_trip_and_carry_field_ids_and_header_keys() {
         let entries = vec![entry("/t/data/a.parquet", 10), entry("/t/data/b.parquet", 20)];
-        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, "data").unwrap();
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, &[], "data").unwrap();
         assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), entries);
         let reader = Reader::new(&bytes[..]).unwrap();
         let meta = reader.user_metadata();
@@ -525,11 +722,48 @@ mod tests {
             added_rows_count: 30,
             existing_rows_count: 7,
             deleted_rows_count: 0,
+            partitions: Some(vec![FieldSummary { contains_null: true, contains_nan: None, lower_bound: Some(vec![1, 0, 0, 0]), upper_bound: None }]),
         };
         let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3).unwrap();
         assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m]);
         let reader = Reader::new(&bytes[..]).unwrap();
         assert_eq!(reader.user_metadata()["parent-snapshot-id"], b"41");
+    }
+
+    #[test]
+    fn partitioned_manifests_round_trip_every_value_type_and_null() {
+        let types = [
+            (DataType::Int32, 5i32.to_le_bytes().to_vec()),
+            (DataType::Date32, 19_000i32.to_le_bytes().to_vec()),
+            (DataType::Int64, (-7i64).to_le_bytes().to_vec()),
+            (DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("+00:00".into())), 1i64.to_le_bytes().to_vec()),
+            (DataType::Utf8, b"caf\xc3\xa9".to_vec()),
+            (DataType::Binary, vec![0, 255]),
+            (DataType::Boolean, vec![1]),
+            (DataType::Float64, 2.5f64.to_le_bytes().to_vec()),
+        ];
+        let partition: Vec<PartitionType> = types
+            .iter()
+            .enumerate()
+            .map(|(i, (t, _))| PartitionType { field_id: 1000 + i as i32, name: format!("p-{i}"), data_type: t.clone() })
+            .collect();
+        let spec_json = serde_json::to_string(
+            &partition.iter().map(|p| serde_json::json!({"name": p.name, "field-id": p.field_id, "source-id": 1, "transform": "identity"})).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let mut with_values = entry("/t/data/p=1/a.parquet", 10);
+        with_values.data_file.spec_id = 3;
+        with_values.data_file.sort_order_id = Some(1);
+        with_values.data_file.partition = types.iter().enumerate().map(|(i, (_, b))| (1000 + i as i32, b.clone())).collect();
+        let mut nulls = entry("/t/data/p=null/b.parquet", 20);
+        nulls.data_file.spec_id = 3;
+        let entries = vec![with_values, nulls];
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, &spec_json, 3, &partition, "data").unwrap();
+        assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), entries);
+        let mut bad = entry("/t/data/x.parquet", 1);
+        bad.data_file.partition = BTreeMap::from([(1000, vec![1, 2])]);
+        let err = write_manifest(&[bad], "{}", 0, &spec_json, 3, &partition, "data").unwrap_err();
+        assert!(err.to_string().contains("p-0"), "{err}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod deletes;
 pub mod iceberg;
 pub mod manifest;
 pub mod metadata;
+pub mod partition;
 pub mod schema;
 
 pub use sample::SampleTable;

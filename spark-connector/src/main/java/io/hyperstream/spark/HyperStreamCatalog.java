@@ -223,9 +223,6 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     @Override
     public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
             throws TableAlreadyExistsException, NoSuchNamespaceException {
-        if (partitions.length > 0) {
-            throw new IllegalArgumentException("partitioned HyperStream tables are not supported yet");
-        }
         namespaceDir(ident.namespace());
         Path dir = tableDir(ident);
         if (Files.exists(dir)) {
@@ -248,6 +245,13 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
                     throw new IllegalArgumentException("table property '" + key + "' must be an integer, got '" + p.getValue() + "'", e);
                 }
             }
+        }
+        if (partitions.length > 0) {
+            if (kept.containsKey(NativeTable.PARTITIONING)) {
+                throw new IllegalArgumentException("give the partitioning of " + ident + " once: PARTITIONED BY or "
+                        + NativeTable.PARTITIONING + ", not both");
+            }
+            kept.put(NativeTable.PARTITIONING, HyperStreamPathTable.partitioning(partitions));
         }
         try (BufferAllocator allocator = Allocators.child("spark-create");
                 NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), kept,

@@ -15,12 +15,12 @@ import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 
 /**
- * One write task: Spark rows into Arrow batches in the table's schema, then one native data file,
- * whose description goes to the driver in the commit message.
+ * One write task: Spark rows into Arrow batches in the table's schema, then native data files (one,
+ * or one per partition), whose descriptions go to the driver in the commit message.
  */
 final class HyperStreamDataWriter implements DataWriter<InternalRow> {
-    /** The data file a task wrote (null when it had no rows). */
-    record Written(String dataFile) implements WriterCommitMessage {}
+    /** The data files a task wrote: one, one per partition in a partitioned table, none without rows. */
+    record Written(String[] dataFiles) implements WriterCommitMessage {}
 
     /** {@code schema}: the written rows' Spark types, one field per table column in order. */
     record Factory(PathOptions options, org.apache.spark.sql.types.StructType schema) implements DataWriterFactory {
@@ -80,10 +80,10 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
             flushBatch();
         }
         if (batches.batchCount() == 0) {
-            return new Written(null);
+            return new Written(new String[0]);
         }
         handedOver = true; // native code closes the reader
-        return new Written(table.writeDataFile(allocator, batches));
+        return new Written(table.writeDataFiles(allocator, batches));
     }
 
     @Override

@@ -5,12 +5,17 @@ import io.hyperstream.jni.NativeTable;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
@@ -42,6 +47,64 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     @Override
     public StructType schema() {
         return schema;
+    }
+
+    /** The table's partition spec as Spark transforms (DESCRIBE's "# Partitioning"). */
+    @Override
+    public Transform[] partitioning() {
+        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+            return table.partitioning().stream().map(HyperStreamPathTable::transform).toArray(Transform[]::new);
+        }
+    }
+
+    /** The sort order new data files are written in, when the table has one. */
+    @Override
+    public Map<String, String> properties() {
+        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+            List<String> order = table.sortOrder();
+            return order.isEmpty() ? Map.of() : Map.of(NativeTable.SORTED_BY, String.join(", ", order));
+        }
+    }
+
+    /** A native partition field ({@code bucket(id, 16)}, {@code day(ts)}, {@code category}) as a Spark transform. */
+    private static Transform transform(String field) {
+        int open = field.indexOf('(');
+        if (open < 0) {
+            return Expressions.identity(field);
+        }
+        String name = field.substring(0, open);
+        String[] args = field.substring(open + 1, field.length() - 1).split(",\\s*");
+        return switch (name) {
+            case "bucket" -> Expressions.bucket(Integer.parseInt(args[1]), args[0]);
+            case "year" -> Expressions.years(args[0]);
+            case "month" -> Expressions.months(args[0]);
+            case "day" -> Expressions.days(args[0]);
+            case "hour" -> Expressions.hours(args[0]);
+            default -> Expressions.apply(name, Expressions.column(args[0]), Expressions.literal(Integer.parseInt(args[1])));
+        };
+    }
+
+    /**
+     * Spark's PARTITIONED BY transforms in the words the native table takes: {@code category},
+     * {@code bucket(16, id)}, {@code days(ts)}, {@code hours(ts)}, {@code months(ts)}, {@code years(ts)},
+     * {@code truncate(s, 4)}.
+     */
+    static String partitioning(Transform[] partitions) {
+        List<String> fields = new ArrayList<>();
+        for (Transform t : partitions) {
+            List<String> args = new ArrayList<>();
+            for (org.apache.spark.sql.connector.expressions.Expression e : t.arguments()) {
+                if (e instanceof NamedReference ref) {
+                    args.add(String.join(".", ref.fieldNames()));
+                } else if (e instanceof Literal<?> literal) {
+                    args.add(String.valueOf(literal.value()));
+                } else {
+                    throw new IllegalArgumentException("partition transform " + t.describe() + " is not supported");
+                }
+            }
+            fields.add(t.name().equals("identity") && args.size() == 1 ? args.get(0) : t.name() + "(" + String.join(", ", args) + ")");
+        }
+        return String.join(", ", fields);
     }
 
     @Override

@@ -133,8 +133,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
     private static String[] dataFiles(WriterCommitMessage[] messages) {
         return Arrays.stream(messages)
                 .filter(Objects::nonNull)
-                .map(m -> ((HyperStreamDataWriter.Written) m).dataFile())
-                .filter(Objects::nonNull)
+                .flatMap(m -> Arrays.stream(((HyperStreamDataWriter.Written) m).dataFiles()))
                 .toArray(String[]::new);
     }
 

@@ -96,10 +96,17 @@ final class HyperStreamConnector implements Connector {
                 "CREATE TABLE (AS): vector columns and their dimensions, as 'column:dimension,...'", null, false),
                 PropertyMetadata.stringProperty(TableCreation.INDEXED_COLUMNS,
                         "Columns with a scalar index, as 'column,...' (CREATE TABLE, ALTER TABLE SET PROPERTIES)", null, false),
-                new PropertyMetadata<>(TableCreation.BLOOM_FILTER_COLUMNS,
-                        "CREATE TABLE: columns whose Parquet row groups get a bloom filter", new io.trino.spi.type.ArrayType(
-                                io.trino.spi.type.VarcharType.VARCHAR), List.class, List.of(), false,
-                        value -> ((List<?>) value).stream().map(String.class::cast).toList(), value -> value));
+                listProperty(TableCreation.BLOOM_FILTER_COLUMNS, "CREATE TABLE: columns whose Parquet row groups get a bloom filter"),
+                listProperty(TableCreation.PARTITIONING,
+                        "CREATE TABLE: partition fields, as in ARRAY['category', 'bucket(id, 16)', 'day(ts)'] (also truncate, year, month, hour)"),
+                listProperty(TableCreation.SORTED_BY,
+                        "CREATE TABLE: the order rows are written in, as in ARRAY['id', 'ts DESC NULLS LAST']"));
+    }
+
+    /** A table property holding a list of strings, as Trino's Iceberg connector declares them. */
+    private static PropertyMetadata<List> listProperty(String name, String description) {
+        return new PropertyMetadata<>(name, description, new io.trino.spi.type.ArrayType(io.trino.spi.type.VarcharType.VARCHAR),
+                List.class, List.of(), false, value -> ((List<?>) value).stream().map(String.class::cast).toList(), value -> value);
     }
 
     @Override

@@ -173,14 +173,21 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
         Map<String, Object> properties = new HashMap<>();
         if (handle.isStored()) {
-            List<String> indexed = nativeCall(() -> {
+            nativeCall(() -> {
                 try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
-                    return stored.scalarIndexes();
+                    List<String> indexed = stored.scalarIndexes();
+                    if (!indexed.isEmpty()) {
+                        properties.put(TableCreation.INDEXED_COLUMNS, String.join(",", indexed));
+                    }
+                    if (!stored.partitioning().isEmpty()) {
+                        properties.put(TableCreation.PARTITIONING, stored.partitioning());
+                    }
+                    if (!stored.sortOrder().isEmpty()) {
+                        properties.put(TableCreation.SORTED_BY, stored.sortOrder());
+                    }
+                    return null;
                 }
             });
-            if (!indexed.isEmpty()) {
-                properties.put(TableCreation.INDEXED_COLUMNS, String.join(",", indexed));
-            }
         }
         return new ConnectorTableMetadata(handle.toSchemaTableName(),
                 columns(handle).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList(), properties);

@@ -43,6 +43,9 @@ final class TableCreation {
     static final String INDEXED_COLUMNS = "indexed_columns";
     /** The table property naming the columns whose Parquet row groups get a bloom filter (as Trino's Iceberg connector names it). */
     static final String BLOOM_FILTER_COLUMNS = "parquet_bloom_filter_columns";
+    /** The table properties of the partitioning and sort order (Trino's Iceberg connector's names). */
+    static final String PARTITIONING = "partitioning";
+    static final String SORTED_BY = "sorted_by";
 
     private TableCreation() {}
 
@@ -82,6 +85,11 @@ final class TableCreation {
                 }
                 // Iceberg's own property, which its writers honour too.
                 properties.put("write.parquet.bloom-filter-enabled.column." + column, "true");
+            }
+        }
+        for (String[] layout : new String[][] {{PARTITIONING, NativeTable.PARTITIONING}, {SORTED_BY, NativeTable.SORTED_BY}}) {
+            if (metadata.getProperties().get(layout[0]) instanceof List<?> fields && !fields.isEmpty()) {
+                properties.put(layout[1], String.join(", ", fields.stream().map(String::valueOf).toList()));
             }
         }
         return properties;

@@ -19,8 +19,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * One writer of an INSERT into a stored table: pages into Arrow batches in the table's schema,
- * written as one native data file when the writer finishes; its description is the fragment that
- * {@code finishInsert} commits.
+ * written as native data files when the writer finishes (one, or one per partition); their
+ * descriptions are the fragments that {@code finishInsert} commits.
  */
 final class TablePageSink implements ConnectorPageSink {
     private final HyperStreamTableInsertHandle insert;
@@ -70,8 +70,8 @@ final class TablePageSink implements ConnectorPageSink {
                 return CompletableFuture.completedFuture(List.of());
             }
             handedOver = true; // native code closes the reader
-            String file = nativeCall(() -> table.writeDataFile(allocator, batches));
-            return CompletableFuture.completedFuture(List.of(Slices.utf8Slice(file)));
+            String[] files = nativeCall(() -> table.writeDataFiles(allocator, batches));
+            return CompletableFuture.completedFuture(java.util.Arrays.stream(files).map(Slices::utf8Slice).toList());
         } finally {
             close();
         }

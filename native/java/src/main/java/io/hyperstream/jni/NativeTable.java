@@ -65,25 +65,26 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Writes the rows of {@code reader} as one data file without committing it (an engine task's
-     * part of a distributed write) and returns the file's description, which {@link #commitAppend}
-     * takes on the driver. The reader is handed to native code and closed by it.
+     * Writes the rows of {@code reader} as data files without committing them (an engine task's part
+     * of a distributed write): one file, or in a partitioned table one per partition the rows fall
+     * in, each sorted by the table's sort order when it has one. Returns their descriptions, which
+     * {@link #commitAppend} / {@link #commitOverwrite} commit and {@link #deleteFiles} removes.
      */
-    public String writeDataFile(BufferAllocator allocator, ArrowReader reader) {
+    public String[] writeDataFiles(BufferAllocator allocator, ArrowReader reader) {
         return call(h -> {
-            String[] file = new String[1];
-            ArrowStreams.exportStream(allocator, reader, address -> file[0] = writeDataFileNative(h, address));
-            return file[0];
+            String[][] files = new String[1][];
+            ArrowStreams.exportStream(allocator, reader, address -> files[0] = writeDataFilesNative(h, address));
+            return files[0];
         });
     }
 
-    /** Commits data files written by {@link #writeDataFile} as one append; returns the snapshot id. */
+    /** Commits data files written by {@link #writeDataFiles} as one append; returns the snapshot id. */
     public long commitAppend(String[] dataFiles) {
         return call(h -> commitAppendNative(h, dataFiles, false));
     }
 
     /**
-     * Commits data files written by {@link #writeDataFile} as one snapshot that replaces every row
+     * Commits data files written by {@link #writeDataFiles} as one snapshot that replaces every row
      * of the table (none: the table is emptied); older snapshots keep their rows. Returns its id.
      */
     public long commitOverwrite(String[] dataFiles) {
@@ -148,7 +149,7 @@ public final class NativeTable extends NativeHandle {
         return new DeleteResult(result[0], result[1]);
     }
 
-    /** Deletes data files written by {@link #writeDataFile} and never committed (an aborted write's). */
+    /** Deletes data files written by {@link #writeDataFiles} and never committed (an aborted write's). */
     public void deleteFiles(String[] dataFiles) {
         run(h -> deleteFilesNative(h, dataFiles));
     }
@@ -356,6 +357,21 @@ public final class NativeTable extends NativeHandle {
         }
     }
 
+    /** Table property, given at creation, that partitions the table: {@code "category, bucket(id, 16), day(ts)"}. */
+    public static final String PARTITIONING = "hyperstream.partitioning";
+    /** Table property, given at creation, that sorts every data file: {@code "id, ts DESC NULLS LAST"}. */
+    public static final String SORTED_BY = "hyperstream.sorted-by";
+
+    /** The table's partition fields ({@code bucket(id, 16)}, {@code day(ts)}, {@code category}); empty when unpartitioned. */
+    public List<String> partitioning() {
+        return List.of(call(h -> layoutNative(h, 0)));
+    }
+
+    /** The table's sort order, a field each ({@code ts DESC NULLS LAST}); empty when unsorted. */
+    public List<String> sortOrder() {
+        return List.of(call(h -> layoutNative(h, 1)));
+    }
+
     /** The columns with a scalar index, in table order. */
     public List<String> scalarIndexes() {
         return List.of(call(h -> scalarIndexesNative(h)));
@@ -486,7 +502,9 @@ public final class NativeTable extends NativeHandle {
 
     private static native long[] snapshotsNative(long handle);
 
-    private static native String writeDataFileNative(long handle, long streamAddress);
+    private static native String[] writeDataFilesNative(long handle, long streamAddress);
+
+    private static native String[] layoutNative(long handle, int which);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 

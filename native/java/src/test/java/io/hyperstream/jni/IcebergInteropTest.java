@@ -205,7 +205,7 @@ class IcebergInteropTest {
         try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
             table.append(allocator, rows(0, 100));
             full = table.append(allocator, rows(100, 150));
-            replaced = table.commitOverwrite(new String[] {table.writeDataFile(allocator, rows(1000, 1010))});
+            replaced = table.commitOverwrite(table.writeDataFiles(allocator, rows(1000, 1010)));
             table.commitOverwrite(new String[0]);
         }
         Table iceberg = new HadoopTables(new Configuration()).load(location);
