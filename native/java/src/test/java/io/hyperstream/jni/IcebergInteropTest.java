@@ -83,8 +83,13 @@ class IcebergInteropTest {
 
     /** Rows {@code [start, end)} as an Arrow stream (IPC round trip, so the reader owns its data). */
     private ArrowReader rows(long start, long end) throws Exception {
+        return rows(start, end, arrowSchema());
+    }
+
+    /** Rows {@code [start, end)} of the columns of {@code schema} (ours, or a prefix of them). */
+    private ArrowReader rows(long start, long end, Schema schema) throws Exception {
         ByteArrayOutputStream ipc = new ByteArrayOutputStream();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(arrowSchema(), allocator);
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
                 ArrowStreamWriter writer = new ArrowStreamWriter(root, null, ipc)) {
             writer.start();
             root.allocateNew();
@@ -93,7 +98,6 @@ class IcebergInteropTest {
             VarCharVector names = (VarCharVector) root.getVector("name");
             Float8Vector scores = (Float8Vector) root.getVector("score");
             FixedSizeListVector embeddings = (FixedSizeListVector) root.getVector("embedding");
-            Float4Vector elements = (Float4Vector) embeddings.getDataVector();
             for (int i = 0; i < n; i++) {
                 long id = start + i;
                 ids.setSafe(i, id);
@@ -104,9 +108,11 @@ class IcebergInteropTest {
                     names.setSafe(i, name.getBytes(StandardCharsets.UTF_8));
                 }
                 scores.setSafe(i, id / 2.0);
-                embeddings.setNotNull(i);
-                for (int j = 0; j < DIM; j++) {
-                    elements.setSafe(i * DIM + j, element(id, j));
+                if (embeddings != null) {
+                    embeddings.setNotNull(i);
+                    for (int j = 0; j < DIM; j++) {
+                        ((Float4Vector) embeddings.getDataVector()).setSafe(i * DIM + j, element(id, j));
+                    }
                 }
             }
             root.setRowCount(n);
@@ -352,6 +358,95 @@ class IcebergInteropTest {
     }
 
     @Test
+    void icebergJavaReadsOurPartitionedSortedTablesAndPrunesByOurPartitionValues() throws Exception {
+        String location = dir.resolve("partitioned").toString();
+        try (NativeTable table = NativeTable.create(location, arrowSchema(),
+                Map.of(NativeTable.PARTITIONING, "bucket(id, 4), truncate(name, 6)", NativeTable.SORTED_BY, "score DESC"), Map.of(), allocator)) {
+            assertEquals(List.of("bucket(id, 4)", "truncate(name, 6)"), table.partitioning());
+            assertEquals(List.of("score DESC NULLS LAST"), table.sortOrder());
+            table.append(allocator, rows(0, 300));
+            table.append(allocator, rows(300, 420));
+            assertEquals(2, table.deleteWhere(Filters.in("id", List.of(17L, 18L))).deletedRows());
+        }
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        PartitionSpec expected = PartitionSpec.builderFor(iceberg.schema()).bucket("id", 4).truncate("name", 6).build();
+        assertTrue(expected.compatibleWith(iceberg.spec()), iceberg.spec().toString());
+        assertEquals("score", iceberg.schema().findColumnName(iceberg.sortOrder().fields().get(0).sourceId()));
+        assertEquals(org.apache.iceberg.SortDirection.DESC, iceberg.sortOrder().fields().get(0).direction());
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(418, rows.size());
+        assertTrue(!rows.containsKey(17L) && !rows.containsKey(18L) && rows.containsKey(19L));
+        for (long id : new long[] {0, 1, 299, 419}) {
+            assertEquals(name(id), rows.get(id).getField("name"));
+            assertEquals(id / 2.0, rows.get(id).getField("score"));
+        }
+        // Iceberg's planner prunes by the partition values we wrote: id = 42 plans only files of its bucket.
+        int bucket = org.apache.iceberg.transforms.Transforms.bucket(4).bind(Types.LongType.get()).apply(42L);
+        int all = 0;
+        int planned = 0;
+        try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = iceberg.newScan().planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                all++;
+            }
+        }
+        try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = iceberg.newScan()
+                .filter(org.apache.iceberg.expressions.Expressions.equal("id", 42L)).planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                assertEquals(bucket, task.file().partition().get(0, Integer.class));
+                planned++;
+            }
+        }
+        assertTrue(planned > 0 && planned * 3 < all, planned + " of " + all + " files planned");
+        assertEquals(1, read(IcebergGenerics.read(iceberg).where(org.apache.iceberg.expressions.Expressions.equal("id", 42L)).build()).size());
+
+        String python = System.getProperty("hyperstream.test.python", "");
+        if (!python.isBlank()) {
+            String metadata = ((org.apache.iceberg.HasTableOperations) iceberg).operations().current().metadataFileLocation().replaceFirst("^file:", "");
+            assertEquals(rows.keySet(), pyiceberg(python, metadata, null).stream()
+                    .map(r -> ((Number) r.get("id")).longValue()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
+
+    @Test
+    void hyperStreamReadsAndWritesIcebergJavasPartitionedTables() throws Exception {
+        String location = dir.resolve("their-partitions").toString();
+        org.apache.iceberg.Schema schema = theirSchema();
+        PartitionSpec spec = PartitionSpec.builderFor(schema).truncate("id", 100).build();
+        Table iceberg = new HadoopTables(new Configuration()).create(schema, spec, location);
+        for (long start : new long[] {0, 100}) {
+            org.apache.iceberg.PartitionKey key = new org.apache.iceberg.PartitionKey(spec, schema);
+            GenericRecord first = GenericRecord.create(schema);
+            first.setField("id", start);
+            key.partition(first);
+            iceberg.newAppend().appendFile(writeWithIceberg(iceberg, location + "/data/id_trunc=" + start + "/f.parquet", start, start + 100, key)).commit();
+        }
+        Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(List.of("truncate(id, 100)"), table.partitioning());
+            assertEquals(200, readNative(table.scan(allocator, -1, -1, null, 64)).size());
+            // Our rows go to their spec's partitions; our deletes to the partitions of the rows they delete.
+            table.append(allocator, rows(150, 260, plain));
+            assertEquals(2, table.deleteWhere(Filters.in("id", List.of(5L, 250L))).deletedRows());
+            String[] files = table.dataFiles(-1, -1, Filters.eq("id", 255L));
+            assertEquals(1, files.length, String.join("\n", files));
+            assertTrue(files[0].contains("id_trunc=200"), files[0]);
+        }
+        iceberg.refresh();
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(260 - 2, rows.size(), "ids 0..259 (150..199 in both writers' files), less the two deleted");
+        assertTrue(!rows.containsKey(5L) && !rows.containsKey(250L));
+        int planned = 0;
+        try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = iceberg.newScan()
+                .filter(org.apache.iceberg.expressions.Expressions.equal("id", 160L)).planFiles()) {
+            for (org.apache.iceberg.FileScanTask task : tasks) {
+                assertEquals(100L, task.file().partition().get(0, Long.class));
+                planned++;
+            }
+        }
+        assertEquals(2, planned, "theirs and ours of partition 100");
+    }
+
+    @Test
     void badInputIsNamedAndCommitsNothing() throws Exception {
         String location = dir.resolve("bad").toString();
         try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator)) {
@@ -391,9 +486,15 @@ class IcebergInteropTest {
 
     /** Rows {@code [start, end)} written by Iceberg Java's own Parquet writer at {@code path}, not yet committed. */
     private static DataFile writeWithIceberg(Table iceberg, String path, long start, long end) throws Exception {
+        return writeWithIceberg(iceberg, path, start, end, null);
+    }
+
+    /** As above, in {@code partition} of the table's spec (null when unpartitioned). */
+    private static DataFile writeWithIceberg(Table iceberg, String path, long start, long end,
+            org.apache.iceberg.StructLike partition) throws Exception {
         org.apache.iceberg.Schema schema = iceberg.schema();
-        DataWriter<Record> writer = new GenericAppenderFactory(schema).newDataWriter(
-                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, null);
+        DataWriter<Record> writer = new GenericAppenderFactory(schema, iceberg.spec()).newDataWriter(
+                EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, partition);
         try (writer) {
             for (long id = start; id < end; id++) {
                 GenericRecord record = GenericRecord.create(schema);
