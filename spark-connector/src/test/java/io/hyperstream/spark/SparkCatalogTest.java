@@ -182,6 +182,51 @@ class SparkCatalogTest {
     }
 
     @Test
+    void partitionedTablesSplitWritesByPartitionSortThemAndPruneByThem() throws Exception {
+        sql("CREATE NAMESPACE lake.parts");
+        sql("CREATE TABLE lake.parts.t (id BIGINT NOT NULL, category STRING, ts TIMESTAMP) USING hyperstream "
+                + "PARTITIONED BY (bucket(4, id), days(ts)) TBLPROPERTIES ('hyperstream.sorted-by' = 'id DESC')");
+        String rows = "SELECT id, concat('c', id % 3) category, timestamp_seconds(1709251200 + (id % 5) * 86400 + id) ts FROM range(0, 1000, 1, 2)";
+        sql("INSERT INTO lake.parts.t " + rows);
+        String describe = sql("DESCRIBE TABLE lake.parts.t").toString();
+        assertTrue(describe.contains("bucket(4, id)") && describe.contains("days(ts)"), describe);
+        String location = root.resolve("parts").resolve("t").toString();
+        int all;
+        int forOneId;
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(List.of("bucket(id, 4)", "day(ts)"), table.partitioning());
+            assertEquals(List.of("id DESC NULLS LAST"), table.sortOrder());
+            all = table.dataFiles(-1, -1).length;
+            forOneId = table.dataFiles(-1, -1, io.hyperstream.jni.Filters.eq("id", 123)).length;
+        }
+        assertTrue(all >= 20 && all <= 40, all + " files: one per partition (4 buckets x 5 days) and write task");
+        assertTrue(forOneId >= 1 && forOneId * 4 <= all, forOneId + " of " + all);
+        sql("CREATE TEMPORARY VIEW parts_ref AS " + rows);
+        assertEquals(0L, spark.sql("SELECT * FROM lake.parts.t EXCEPT SELECT * FROM parts_ref").count());
+        assertEquals(0L, spark.sql("SELECT * FROM parts_ref EXCEPT SELECT * FROM lake.parts.t").count());
+        for (String filter : new String[] {"id = 123", "id IN (5, 900)", "ts >= TIMESTAMP'2024-03-04 00:00:00'", "category = 'c1' AND id < 40"}) {
+            var query = spark.sql("SELECT * FROM lake.parts.t WHERE " + filter);
+            assertEquals(0L, query.except(spark.sql("SELECT * FROM parts_ref WHERE " + filter)).count(), filter);
+            assertEquals(query.count(), spark.sql("SELECT * FROM parts_ref WHERE " + filter).count(), filter);
+        }
+        String plan = spark.sql("SELECT * FROM lake.parts.t WHERE id = 123").queryExecution().executedPlan().toString();
+        java.util.regex.Matcher files = java.util.regex.Pattern.compile("files (\\d+)/(\\d+)").matcher(plan);
+        assertTrue(files.find() && Integer.parseInt(files.group(1)) <= forOneId, plan);
+        // A DataFrame append lands in the same partitions; DELETE and time travel work per partition too.
+        spark.sql(rows.replace("range(0, 1000, 1, 2)", "range(1000, 1100, 1, 1)")).writeTo("lake.parts.t").append();
+        sql("DELETE FROM lake.parts.t WHERE id < 100 AND category = 'c1'");
+        assertEquals(1100L - 33, sql("SELECT count(*) FROM lake.parts.t").get(0).getLong(0));
+        assertEquals(0L, sql("SELECT count(*) FROM lake.parts.t WHERE id < 100 AND category = 'c1'").get(0).getLong(0));
+        Exception twice = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.parts.bad (id BIGINT) USING hyperstream "
+                + "PARTITIONED BY (id) TBLPROPERTIES ('hyperstream.partitioning' = 'id')"));
+        assertTrue(twice.getMessage().contains("once"), twice.getMessage());
+        Exception wrong = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.parts.bad (id BIGINT, s STRING) USING hyperstream "
+                + "PARTITIONED BY (hours(s))"));
+        assertTrue(wrong.getMessage().contains("does not apply to column 's'"), wrong.getMessage());
+        sql("DROP NAMESPACE lake.parts CASCADE");
+    }
+
+    @Test
     void scalarIndexesReadOnlyTheMatchingRowsAndShowTheirPruning() {
         sql("CREATE NAMESPACE lake.idx");
         sql("CREATE TABLE lake.idx.t (id BIGINT NOT NULL, user_id BIGINT, category STRING) USING hyperstream "
