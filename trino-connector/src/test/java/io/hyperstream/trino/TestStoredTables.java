@@ -255,6 +255,37 @@ class TestStoredTables {
     }
 
     @Test
+    void partitionedSortedTablesWriteAFilePerPartitionAndPruneByIt() {
+        runner.execute("CREATE SCHEMA parts");
+        try {
+            runner.execute("CREATE TABLE parts.t (id bigint, category varchar, day date) "
+                    + "WITH (partitioning = ARRAY['bucket(id, 4)', 'category'], sorted_by = ARRAY['id DESC'])");
+            runner.execute("INSERT INTO parts.t SELECT x, 'c' || CAST(x % 3 AS varchar), DATE '2024-03-01' + x % 7 * INTERVAL '1' DAY "
+                    + "FROM UNNEST(sequence(0, 1999)) AS t(x)");
+            String show = (String) runner.execute("SHOW CREATE TABLE parts.t").getOnlyValue();
+            assertTrue(show.contains("partitioning = ARRAY['bucket(id, 4)','category']") && show.contains("sorted_by = ARRAY['id DESC NULLS LAST']"), show);
+            int files;
+            try (NativeTable table = NativeTable.load(root.resolve("parts").resolve("t").toString(), Map.of())) {
+                files = table.dataFiles(-1, -1).length;
+            }
+            assertTrue(files >= 12, files + " files: at least one per partition (4 buckets x 3 categories)");
+            assertEquals(List.of(1L, 1234L), runner.execute("SELECT count(*), max(id) FROM parts.t WHERE id = 1234").getMaterializedRows()
+                    .stream().flatMap(r -> r.getFields().stream()).toList());
+            String plan = (String) runner.execute("EXPLAIN SELECT * FROM parts.t WHERE id = 1234 AND category = 'c1'").getOnlyValue();
+            java.util.regex.Matcher planned = java.util.regex.Pattern.compile("files (\\d+)/(\\d+)").matcher(plan);
+            assertTrue(planned.find() && Long.parseLong(planned.group(1)) * 6 <= files, plan);
+            assertEquals(667L, runner.execute("SELECT count(*) FROM parts.t WHERE category = 'c0'").getOnlyValue());
+            runner.execute("DELETE FROM parts.t WHERE category = 'c2' AND id < 1000");
+            assertEquals(2000L - 333, runner.execute("SELECT count(*) FROM parts.t").getOnlyValue());
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> runner.execute("CREATE TABLE parts.bad (id bigint) WITH (partitioning = ARRAY['hour(id)'])"));
+            assertTrue(e.getMessage().contains("does not apply"), e.getMessage());
+        } finally {
+            runner.execute("DROP SCHEMA parts CASCADE");
+        }
+    }
+
+    @Test
     void bloomFilterColumnsSkipRowGroupsWithoutTheValue() {
         runner.execute("CREATE SCHEMA bloom");
         try {
