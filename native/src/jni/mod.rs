@@ -435,11 +435,14 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
     _class: JClass<'l>,
     location: JString<'l>,
     options: JObjectArray<'l>,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
 ) -> jlong {
     entry(&mut env, |env| {
         let location = string(env, &location)?;
         let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
-        Ok(handle::into_handle(Mutex::new(Table::load(&location, &options)?)))
+        let table = Table::load_at(&location, &options, (snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        Ok(handle::into_handle(Mutex::new(table)))
     })
 }
 

@@ -117,6 +117,9 @@ pub struct Table {
     storage: Storage,
     metadata: TableMetadata,
     version: u64,
+    /// The snapshot a time-travel handle was opened at ([`Table::load_at`]): reads see it as
+    /// current, with its schema; nothing is written through such a handle.
+    pinned: Option<i64>,
 }
 
 fn now_ms() -> i64 {
@@ -180,7 +183,7 @@ impl Table {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
         }
         storage.put(VERSION_HINT, Bytes::from_static(b"1"))?;
-        Ok(Self { storage, metadata, version: 1 })
+        Ok(Self { storage, metadata, version: 1, pinned: None })
     }
 
     /// Opens the latest version of the table at `location`.
@@ -188,16 +191,49 @@ impl Table {
         Self::load_from(Storage::open(location, options)?)
     }
 
+    /// Opens the table as it was at snapshot `snapshot_id`, or at the one current at `as_of_ms`
+    /// (time travel; the latest version when neither is given). Reads through it see that
+    /// snapshot as current under the schema it was written with: a column added since is absent, a
+    /// column dropped since is there, a renamed one has its old name. Nothing can be written
+    /// through it.
+    pub fn load_at(location: &str, options: &HashMap<String, String>, snapshot_id: Option<i64>, as_of_ms: Option<i64>) -> Result<Self> {
+        let mut table = Self::load(location, options)?;
+        if snapshot_id.is_none() && as_of_ms.is_none() {
+            return Ok(table);
+        }
+        let snapshot = table.snapshot(snapshot_id, as_of_ms)?.expect("a requested snapshot exists or fails").clone();
+        if let Some(schema_id) = snapshot.schema_id {
+            table.metadata.schema(schema_id)?;
+            table.metadata.current_schema_id = schema_id;
+        }
+        table.metadata.current_snapshot_id = Some(snapshot.snapshot_id);
+        table.pinned = Some(snapshot.snapshot_id);
+        Ok(table)
+    }
+
     fn load_from(storage: Storage) -> Result<Self> {
         let version = latest_version(&storage)?;
         let path = metadata_file(version);
         let metadata = TableMetadata::from_json(&storage.get(&path)?, &storage.uri(&path))?;
-        Ok(Self { storage, metadata, version })
+        Ok(Self { storage, metadata, version, pinned: None })
     }
 
-    /// Moves to the latest committed version.
+    /// Refuses a write through a handle opened at an earlier snapshot.
+    fn writable(&self) -> Result<()> {
+        match self.pinned {
+            None => Ok(()),
+            Some(id) => Err(Error::invalid(format!(
+                "{} is open at snapshot {id} for reading (time travel); write through the table's current version",
+                self.location()
+            ))),
+        }
+    }
+
+    /// Moves to the latest committed version (a handle opened at a snapshot stays there).
     pub fn refresh(&mut self) -> Result<()> {
-        *self = Self::load_from(self.storage.clone())?;
+        if self.pinned.is_none() {
+            *self = Self::load_from(self.storage.clone())?;
+        }
         Ok(())
     }
 
@@ -218,8 +254,6 @@ impl Table {
         vectors_of(&self.metadata.properties)
     }
 
-    /// Declared vector indexes by field id. A definition that does not read is reported and left
-    /// out, so that searches stay exact rather than fail.
     /// The field ids of the columns with a declared scalar index.
     pub fn scalar_indexes(&self) -> Vec<i32> {
         let mut ids: Vec<i32> = self
@@ -300,6 +334,7 @@ impl Table {
     /// indexed as they are written; filtered scans use the index to read only the rows that may
     /// pass. Returns the number of files indexed.
     pub fn create_scalar_index(&mut self, column: &str) -> Result<usize> {
+        self.writable()?;
         let (id, field) = self.scalar_column(column)?;
         let files = self.data_files(self.metadata.current_snapshot())?;
         for file in &files {
@@ -317,6 +352,7 @@ impl Table {
     /// Drops a column's scalar index: scans stop using it and the live files' index files are
     /// deleted. Returns the number of files whose index was deleted.
     pub fn drop_scalar_index(&mut self, column: &str) -> Result<usize> {
+        self.writable()?;
         let (id, _) = self.scalar_column(column)?;
         if !self.metadata.properties.contains_key(&scalar_index_property(id)) {
             return Err(Error::NotFound(format!("column '{column}' has no scalar index")));
@@ -378,6 +414,7 @@ impl Table {
     /// Parquet column first). Files appended from then on are indexed as they are written. Returns
     /// the number of files indexed.
     pub fn create_vector_index(&mut self, column: &str, params: HnswParams) -> Result<usize> {
+        self.writable()?;
         let params = params.validate()?;
         let (id, dimension) = self.vector_column(column)?;
         let files = self.data_files(self.metadata.current_snapshot())?;
@@ -400,6 +437,7 @@ impl Table {
     /// Drops a vector column's index: searches are exact again, and the live files' graphs are
     /// deleted. Returns the number of files whose graph was deleted.
     pub fn drop_vector_index(&mut self, column: &str) -> Result<usize> {
+        self.writable()?;
         let (id, _) = self.vector_column(column)?;
         if !self.metadata.properties.contains_key(&index_property(id)) {
             return Err(Error::NotFound(format!("column '{column}' has no vector index")));
@@ -456,10 +494,11 @@ impl Table {
     /// in, each sorted by the table's sort order when it has one. [`Table::commit_append`] commits
     /// such files, [`Table::delete_files`] removes them when the write is aborted.
     pub fn write_data_files(&self, reader: impl RecordBatchReader) -> Result<Vec<DataFile>> {
+        self.writable()?;
         let schema = self.arrow_schema()?;
         let layout = Layout::of(&self.metadata, &schema)?;
         if layout.is_plain() {
-            return Ok(vec![self.write_file(reader, &layout, BTreeMap::new(), "")?]);
+            return Ok(vec![self.write_file(&schema, reader, &layout, BTreeMap::new(), "")?]);
         }
         // Rows are gathered to be split by partition and sorted.
         let batches = reader.map(|b| conform(&b?, &schema)).collect::<Result<Vec<_>>>()?;
@@ -471,7 +510,7 @@ impl Table {
         let mut files = Vec::new();
         for part in layout.split(&rows)? {
             let one = arrow::record_batch::RecordBatchIterator::new([Ok(part.rows)], schema.clone());
-            match self.write_file(one, &layout, part.partition, &part.directory) {
+            match self.write_file(&schema, one, &layout, part.partition, &part.directory) {
                 Ok(file) => files.push(file),
                 Err(e) => {
                     let _ = self.delete_files(&files);
@@ -482,9 +521,9 @@ impl Table {
         Ok(files)
     }
 
-    /// Writes one data file (with its sidecars and indexes) under `data/<directory>`.
-    fn write_file(&self, reader: impl RecordBatchReader, layout: &Layout, partition: BTreeMap<i32, Vec<u8>>, directory: &str) -> Result<DataFile> {
-        let schema = self.arrow_schema()?;
+    /// Writes one data file (with its sidecars and indexes) of the table's columns (`schema`) under
+    /// `data/<directory>`.
+    fn write_file(&self, schema: &SchemaRef, reader: impl RecordBatchReader, layout: &Layout, partition: BTreeMap<i32, Vec<u8>>, directory: &str) -> Result<DataFile> {
         let row_group_rows = match self.metadata.properties.get(ROW_GROUP_ROWS) {
             None => DEFAULT_ROW_GROUP_ROWS,
             Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -492,8 +531,8 @@ impl Table {
             })?,
         };
         let scalar = self.scalar_indexes();
-        let blooms = self.bloom_columns(&schema)?;
-        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(&schema, reader, row_group_rows, &scalar, &blooms)?;
+        let blooms = self.bloom_columns(schema)?;
+        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(schema, reader, row_group_rows, &scalar, &blooms)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
@@ -554,6 +593,7 @@ impl Table {
     /// version up to the current one and the version hint, and, for every snapshot, its manifest list,
     /// its manifests and their data files with the files kept beside them (vector sidecars, graphs).
     pub fn remove_orphan_files(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
+        self.writable()?;
         self.refresh()?;
         let mut referenced = self.files_of(&self.metadata.snapshots)?;
         referenced.extend((1..=self.version).map(metadata_file));
@@ -605,6 +645,7 @@ impl Table {
     /// and graphs, manifests, manifest lists). Time travel to an expired snapshot fails afterwards.
     /// Returns the expired snapshots' ids.
     pub fn expire_snapshots(&mut self, older_than_ms: i64, retain_last: usize) -> Result<Vec<i64>> {
+        self.writable()?;
         for _ in 0..COMMIT_ATTEMPTS {
             self.refresh()?;
             let mut newest: Vec<&Snapshot> = self.metadata.snapshots.iter().collect();
@@ -644,6 +685,7 @@ impl Table {
 
     /// Deletes uncommitted data files (an aborted write's).
     pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
+        self.writable()?;
         for file in files {
             let path = self.storage.relative(&file.file_path)?;
             self.storage.delete(path)?;
@@ -656,6 +698,7 @@ impl Table {
 
     /// Creates the next metadata version as `next` unless another writer created it first (false).
     fn try_commit(&mut self, next: TableMetadata) -> Result<bool> {
+        self.writable()?;
         let path = metadata_file(self.version + 1);
         if !self.storage.put_if_absent(&path, Bytes::from(next.to_json()?))? {
             return Ok(false);
@@ -672,6 +715,7 @@ impl Table {
     /// filter columns) as one commit; they apply to the files written after. Other keys are refused:
     /// the table's own settings change through their own calls.
     pub fn set_write_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
+        self.writable()?;
         for (key, value) in changes {
             if !key.starts_with("write.parquet.") {
                 return Err(Error::invalid(format!("table property '{key}' cannot be changed here: only write.parquet.* properties")));
@@ -762,7 +806,9 @@ impl Table {
             }
             let fields = current.fields.iter().filter(|f| f.name != name).cloned().collect();
             let schema = Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() };
-            Ok((schema, metadata.last_column_id, vec![(vector_property(field.id), None), (index_property(field.id), None), (scalar_index_property(field.id), None)]))
+            // A vector column's dimension stays declared (field ids are never reused): time travel
+            // to a snapshot from before the drop reads the column as the vector it was.
+            Ok((schema, metadata.last_column_id, vec![(index_property(field.id), None), (scalar_index_property(field.id), None)]))
         })
     }
 
@@ -1003,6 +1049,7 @@ impl Table {
     /// delete files, one per data file (holding all of that file's deleted rows, so it replaces the
     /// one the file had). Older snapshots keep every row for time travel.
     pub fn delete_where(&mut self, filter: Option<&Predicate>) -> Result<(Option<i64>, u64)> {
+        self.writable()?;
         if let Some(filter) = filter {
             self.read_set(Some(&[]), &filter.columns().into_iter().collect::<Vec<_>>())?;
         }
@@ -1138,6 +1185,7 @@ impl Table {
     /// None when no file needs it. A concurrent change to a file being rewritten fails the commit
     /// (`CommitConflict`) and removes what was written; other concurrent commits are kept.
     pub fn rewrite_data_files(&mut self, target_rows: usize) -> Result<Option<Rewrite>> {
+        self.writable()?;
         if target_rows == 0 {
             return Err(Error::invalid("target rows per file must be positive"));
         }
@@ -1198,6 +1246,7 @@ impl Table {
     /// Makes an earlier snapshot of the table's history current again (an ancestor of the current
     /// one): reads see its rows; the snapshots after it stay for time travel until they expire.
     pub fn rollback_to(&mut self, snapshot_id: i64) -> Result<()> {
+        self.writable()?;
         self.commit_metadata(|next| {
             next.snapshot(snapshot_id)?;
             let mut at = next.current_snapshot_id;
@@ -3531,6 +3580,57 @@ mod tests {
         assert!(matches!(table.drop_column("nope"), Err(Error::NotFound(m)) if m.contains("nope")));
         assert!(matches!(table.rename_column("id", "name"), Err(Error::InvalidArgument(m)) if m.contains("exists")));
         assert_eq!(table.version(), version);
+    }
+
+    #[test]
+    fn time_travel_reads_a_snapshot_under_the_schema_it_was_written_with_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let first = table.append(reader(vec![batch(0..10)])).unwrap();
+        let first_ms = table.metadata().snapshot(first).unwrap().timestamp_ms;
+        // Since then: "name" renamed, "embedding" dropped, "score" added; more rows.
+        table.rename_column("name", "label").unwrap();
+        table.drop_column("embedding").unwrap();
+        table.add_column(&Field::new("score", DataType::Float64, true)).unwrap();
+        let now = table.arrow_schema().unwrap();
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from_iter_values(10..15)),
+            Arc::new(StringArray::from_iter_values((10..15).map(|i| format!("l{i}")))),
+            Arc::new(arrow::array::Float64Array::from_iter_values((10..15).map(|i| i as f64))),
+        ];
+        table.append(RecordBatchIterator::new(vec![RecordBatch::try_new(now.clone(), columns)], now.clone())).unwrap();
+        let names = |t: &Table| -> Vec<String> { t.arrow_schema().unwrap().fields().iter().map(|f| f.name().clone()).collect() };
+        assert_eq!(names(&table), ["id", "label", "score"]);
+
+        for pinned in [
+            Table::load_at(&location, &HashMap::new(), Some(first), None).unwrap(),
+            Table::load_at(&location, &HashMap::new(), None, Some(first_ms)).unwrap(),
+        ] {
+            // The first snapshot's rows under its own columns: the old name, the dropped vector.
+            assert_eq!(names(&pinned), ["id", "name", "embedding"]);
+            assert_eq!(pinned.metadata().current_snapshot_id, Some(first));
+            let files = pinned.data_files(pinned.metadata().current_snapshot()).unwrap();
+            let filter = Predicate::from_json(r#"{"op":"eq","column":"name","value":"n5"}"#).unwrap();
+            let rows: Vec<RecordBatch> = pinned.scan(files.clone(), None, Some(filter), 4).unwrap().map(|b| b.unwrap()).collect();
+            let rows = arrow::compute::concat_batches(&rows[0].schema(), &rows).unwrap();
+            let values = |b: &RecordBatch| b.columns().iter().map(|c| format!("{c:?}")).collect::<Vec<_>>();
+            assert_eq!(values(&rows), values(&batch(5..6)), "every column of the old row, the dropped vector included");
+            assert_eq!(pinned.live_rows(&files).unwrap(), 10);
+            // Nothing is written through it, and nothing was.
+            let version = table.version();
+            let refused = |r: Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("time travel")));
+            let mut pinned = pinned;
+            refused(pinned.append(reader(vec![batch(20..21)])).map(drop));
+            refused(pinned.delete_where(None).map(drop));
+            refused(pinned.add_column(&Field::new("x", DataType::Int64, true)));
+            refused(pinned.rollback_to(first));
+            assert_eq!(Table::load(&location, &HashMap::new()).unwrap().version(), version);
+        }
+        // The current version is untouched by it; a snapshot that does not exist is named.
+        assert_eq!(names(&Table::load_at(&location, &HashMap::new(), None, None).unwrap()), ["id", "label", "score"]);
+        assert!(matches!(Table::load_at(&location, &HashMap::new(), Some(42), None), Err(Error::NotFound(m)) if m.contains("42")));
+        assert!(matches!(Table::load_at(&location, &HashMap::new(), None, Some(first_ms - 1)), Err(Error::NotFound(_))));
     }
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {

@@ -482,13 +482,10 @@ impl Layout {
             .unwrap_or_default()
             .iter()
             .map(|f| {
-                let (name, position, _) = columns
+                let (_, position, _) = columns
                     .get(&f.source_id)
                     .ok_or_else(|| Error::invalid(format!("the sort order's source column {} is gone", f.source_id)))?;
                 let transform = Transform::parse(&f.transform)?;
-                if transform == Transform::Bucket(0) {
-                    return Err(Error::invalid(format!("bad sort transform on '{name}'")));
-                }
                 let options = SortOptions { descending: f.direction == "desc", nulls_first: f.null_order != "nulls-last" };
                 Ok((transform, *position, options))
             })

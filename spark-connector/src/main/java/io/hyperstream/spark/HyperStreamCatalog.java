@@ -206,16 +206,13 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         Map<String, String> options = new HashMap<>(travel);
         options.put("path", dir.toString());
         PathOptions path = PathOptions.from(options);
-        NativeTable table;
-        try {
-            table = NativeTable.load(path.path(), path.storage());
+        try (NativeTable latest = NativeTable.load(path.path(), path.storage())) {
+            // The table exists; a version of it that does not fails below, by name.
         } catch (NotFoundException missing) {
             throw new NoSuchTableException(ident);
         }
-        try (BufferAllocator allocator = Allocators.child("spark-catalog"); table) {
-            if (path.snapshotId() >= 0 || path.asOfMillis() >= 0) {
-                table.dataFiles(path.snapshotId(), path.asOfMillis()); // an unknown version fails here, by name
-            }
+        // A time-travel read has the schema of the snapshot it reads.
+        try (BufferAllocator allocator = Allocators.child("spark-catalog"); NativeTable table = path.openRead()) {
             return new HyperStreamPathTable(path, SparkTypes.toStructType(table.schema(allocator)));
         }
     }

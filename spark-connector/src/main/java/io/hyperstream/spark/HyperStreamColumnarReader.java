@@ -56,7 +56,7 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
 
     /** Data files of a stored table: a filtered scan, or a vector search over all of them. */
     static HyperStreamColumnarReader dataFile(PathInputPartition split) {
-        NativeTable table = NativeTable.load(split.options().path(), split.options().storage());
+        NativeTable table = split.options().openRead();
         int batchRows = split.options().batchRows();
         VectorOption search = split.search();
         HyperStreamColumnarReader reader = new HyperStreamColumnarReader("spark-file", table, allocator -> search == null

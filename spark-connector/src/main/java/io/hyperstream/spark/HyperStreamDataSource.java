@@ -45,7 +45,7 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
         if (PathOptions.isPathRead(options)) {
             PathOptions path = PathOptions.from(options);
             try (BufferAllocator allocator = Allocators.child("spark-schema");
-                    NativeTable table = NativeTable.load(path.path(), path.storage())) {
+                    NativeTable table = path.openRead()) {
                 return withDistance(path, SparkTypes.toStructType(table.schema(allocator)));
             }
         }
@@ -74,7 +74,7 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
     /** The stored table's schema, or the one a write would create it with. */
     private static StructType tableSchema(PathOptions path, StructType given) {
         try (BufferAllocator allocator = Allocators.child("spark-schema");
-                NativeTable table = NativeTable.load(path.path(), path.storage())) {
+                NativeTable table = path.openRead()) {
             return withDistance(path, SparkTypes.toStructType(table.schema(allocator)));
         } catch (NotFoundException missing) {
             return SparkTypes.toStructType(SparkTypes.toArrowSchema(given, path.vectors()));

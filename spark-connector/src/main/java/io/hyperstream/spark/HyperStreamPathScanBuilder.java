@@ -244,7 +244,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                 if (search == null) {
                     files(); // plans the files and explains in one pass
                 } else {
-                    try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                    try (NativeTable table = options.openRead()) {
                         explained = table.explain(table.dataFiles(options.snapshotId(), options.asOfMillis()), filter);
                     }
                 }
@@ -332,7 +332,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
          */
         private String[] files() {
             if (files == null) {
-                try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                try (NativeTable table = options.openRead()) {
                     String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
                     if (filter == null || search != null) {
                         files = filter == null ? all : table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
@@ -381,7 +381,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         private Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStatistics() {
             List<String> read = Arrays.asList(readSchema.fieldNames());
             Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> stats = new java.util.HashMap<>();
-            try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+            try (NativeTable table = options.openRead()) {
                 for (NativeTable.ColumnStatistics c : table.columnStatistics(options.snapshotId(), options.asOfMillis())) {
                     if (!read.contains(c.column())) {
                         continue;

@@ -52,7 +52,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     /** The table's partition spec as Spark transforms (DESCRIBE's "# Partitioning"). */
     @Override
     public Transform[] partitioning() {
-        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+        try (NativeTable table = options.openRead()) {
             return table.partitioning().stream().map(HyperStreamPathTable::transform).toArray(Transform[]::new);
         }
     }
@@ -60,7 +60,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     /** The sort order new data files are written in, when the table has one. */
     @Override
     public Map<String, String> properties() {
-        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+        try (NativeTable table = options.openRead()) {
             List<String> order = table.sortOrder();
             return order.isEmpty() ? Map.of() : Map.of(NativeTable.SORTED_BY, String.join(", ", order));
         }
@@ -121,6 +121,10 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
         if (options.search() != null) {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
+        }
+        if (options.snapshotId() >= 0 || options.asOfMillis() >= 0) {
+            throw new IllegalArgumentException("snapshot-id and as-of-timestamp are for reads (time travel); "
+                    + "writes go to the current version of " + options.path());
         }
         return new TruncatableWrite(overwrite -> new HyperStreamWrite(options, info.schema(), overwrite));
     }

@@ -111,7 +111,7 @@ final class MetadataAggregateScan implements Scan, Batch {
     /** The native library's one-row answer as Spark's row, or empty when it has none. */
     private static Optional<InternalRow> answered(PathOptions options, String[] kinds, String[] columns) {
         try (BufferAllocator allocator = Allocators.child("spark-metadata-aggregate");
-                NativeTable table = NativeTable.load(options.path(), options.storage());
+                NativeTable table = options.openRead();
                 ArrowReader reader = table.aggregateFromMetadata(allocator, options.snapshotId(), options.asOfMillis(), kinds, columns)) {
             if (!reader.loadNextBatch()) {
                 return Optional.empty();

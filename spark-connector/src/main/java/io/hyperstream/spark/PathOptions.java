@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.NativeTable;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.Locale;
@@ -35,6 +36,14 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         implements Serializable {
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
+
+    /**
+     * The table as a read with these options sees it: at the snapshot (or time) they name, with that
+     * snapshot's schema, else its latest version. Writes go through {@link NativeTable#load}.
+     */
+    NativeTable openRead() {
+        return NativeTable.loadAt(path, storage, snapshotId, asOfMillis);
+    }
 
     static boolean isPathRead(Map<String, String> options) {
         return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;

@@ -54,7 +54,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * Schemas and tables of a catalog: with {@code hyperstream.root} set, every directory under it is
  * a schema and every table directory in a schema a table (read at its current snapshot, or at
- * {@code FOR VERSION AS OF <snapshot id>}); and always the schema {@code sample} with the native
+ * {@code FOR VERSION AS OF <snapshot id>} / {@code FOR TIMESTAMP AS OF <timestamp>} under that
+ * snapshot's own schema); and always the schema {@code sample} with the native
  * library's generated table {@code items}. A schema directory holding an array store is a schema of arrays
  * ({@link ArrayTables}).
  */
@@ -123,17 +124,16 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             if (startVersion.isPresent()) {
                 throw new TrinoException(NOT_SUPPORTED, "HyperStream tables do not support version ranges");
             }
-            // FOR VERSION AS OF arrives as the end version.
-            long requested = endVersion.map(HyperStreamMetadata::snapshotId).orElse(-1L);
+            // FOR VERSION AS OF / FOR TIMESTAMP AS OF arrive as the end version.
+            long requested = endVersion.filter(v -> v.getPointerType() == PointerType.TARGET_ID)
+                    .map(HyperStreamMetadata::snapshotId).orElse(-1L);
+            long asOfMillis = endVersion.filter(v -> v.getPointerType() == PointerType.TEMPORAL)
+                    .map(v -> epochMillis(session, v)).orElse(-1L);
             return nativeCall(() -> {
-                try (NativeTable table = NativeTable.load(location.get().toString(), Map.of())) {
-                    long snapshot = requested;
-                    if (snapshot >= 0) {
-                        table.dataFiles(snapshot, -1); // fails with NOT_FOUND for an unknown snapshot
-                    } else {
-                        snapshot = table.currentSnapshotId();
-                    }
-                    return HyperStreamTableHandle.stored(name, location.get().toString(), snapshot);
+                // An unknown snapshot, or a time before the first one, fails here with NOT_FOUND.
+                try (NativeTable table = NativeTable.loadAt(location.get().toString(), Map.of(), requested, asOfMillis)) {
+                    return HyperStreamTableHandle.stored(name, location.get().toString(), table.currentSnapshotId(),
+                            endVersion.isPresent());
                 }
             });
         }
@@ -158,10 +158,25 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     }
 
     private static long snapshotId(ConnectorTableVersion version) {
-        if (version.getPointerType() != PointerType.TARGET_ID || !(version.getVersion() instanceof Long id)) {
+        if (!(version.getVersion() instanceof Long id)) {
             throw new TrinoException(NOT_SUPPORTED, "HyperStream tables travel by snapshot id: FOR VERSION AS OF <bigint>");
         }
         return id;
+    }
+
+    /** FOR TIMESTAMP AS OF's point in time, in epoch milliseconds (a timestamp without zone is in the session's). */
+    private static long epochMillis(ConnectorSession session, ConnectorTableVersion version) {
+        Object value = version.getVersion();
+        if (version.getVersionType() instanceof io.trino.spi.type.TimestampWithTimeZoneType zoned) {
+            return zoned.isShort() ? io.trino.spi.type.DateTimeEncoding.unpackMillisUtc((long) value)
+                    : ((io.trino.spi.type.LongTimestampWithTimeZone) value).getEpochMillis();
+        }
+        if (version.getVersionType() instanceof io.trino.spi.type.TimestampType local) {
+            long micros = local.isShort() ? (long) value : ((io.trino.spi.type.LongTimestamp) value).getEpochMicros();
+            return java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(micros, 1_000_000), (int) Math.floorMod(micros, 1_000_000) * 1000,
+                    java.time.ZoneOffset.UTC).atZone(session.getTimeZoneKey().getZoneId()).toInstant().toEpochMilli();
+        }
+        throw new TrinoException(NOT_SUPPORTED, "FOR TIMESTAMP AS OF takes a timestamp, got " + version.getVersionType());
     }
 
     @Override
@@ -174,7 +189,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         Map<String, Object> properties = new HashMap<>();
         if (handle.isStored()) {
             nativeCall(() -> {
-                try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                try (NativeTable stored = handle.openRead()) {
                     List<String> indexed = stored.scalarIndexes();
                     if (!indexed.isEmpty()) {
                         properties.put(TableCreation.INDEXED_COLUMNS, String.join(",", indexed));
@@ -284,7 +299,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return null;
         }
         return nativeCall(() -> {
-            try (NativeTable table = NativeTable.load(handle.location(), Map.of())) {
+            try (NativeTable table = handle.openRead()) {
                 return table.explain(table.dataFiles(handle.snapshotId(), -1), filter).toString();
             }
         });
@@ -679,7 +694,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return io.trino.spi.statistics.TableStatistics.empty();
         }
         return nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+            try (NativeTable stored = handle.openRead()) {
                 long rows = stored.rowCount(handle.snapshotId(), -1);
                 Map<String, NativeTable.ColumnStatistics> byName = new java.util.HashMap<>();
                 stored.columnStatistics(handle.snapshotId(), -1).forEach(c -> byName.put(c.column(), c));
@@ -754,7 +769,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             try (BufferAllocator allocator = Allocators.child("trino-schema")) {
                 Schema schema;
                 if (handle.isStored()) {
-                    try (NativeTable table = NativeTable.load(handle.location(), Map.of())) {
+                    try (NativeTable table = handle.openRead()) {
                         schema = table.schema(allocator);
                     }
                 } else {

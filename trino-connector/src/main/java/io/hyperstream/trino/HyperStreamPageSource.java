@@ -42,7 +42,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         AutoCloseable opened = null;
         try {
             if (handle.isStored()) {
-                NativeTable stored = nativeCall(() -> NativeTable.load(handle.location(), java.util.Map.of()));
+                NativeTable stored = nativeCall(() -> handle.openRead());
                 opened = stored;
                 this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch, filter));
                 this.positions = blockPositions(columns);

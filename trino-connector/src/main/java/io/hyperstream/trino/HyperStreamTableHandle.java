@@ -12,7 +12,8 @@ import java.util.List;
 
 /**
  * A table of the catalog: a stored table ({@code location} and the snapshot read, -1 for an empty
- * table) or, when {@code location} is null, the generated sample table and its parameters. A stored
+ * table; {@code travel} when that snapshot was asked for with {@code FOR VERSION AS OF}, and so is read
+ * under its own schema) or, when {@code location} is null, the generated sample table and its parameters. A stored
  * table's handle also carries what was pushed into its scan: the {@code constraint} the native scan
  * enforces, and beside it the {@code expressions} (native filters, all of which a row must pass) it
  * enforces for what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
@@ -29,6 +30,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("seed") long seed,
         @JsonProperty("location") String location,
         @JsonProperty("snapshotId") long snapshotId,
+        @JsonProperty("travel") boolean travel,
         @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
         @JsonProperty("expressions") List<String> expressions,
         @JsonProperty("distance") VectorDistance distance,
@@ -48,43 +50,43 @@ public record HyperStreamTableHandle(
         }
     }
 
-    static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId) {
-        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId,
+    static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId, boolean travel) {
+        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId, travel,
                 TupleDomain.all(), List.of(), null, 0, 0, false, null);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, TupleDomain.all(), List.of(), null, 0, 0, false, null);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, false, TupleDomain.all(), List.of(), null, 0, 0, false, null);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
                 newConstraint, newExpressions, distance, topK, limit, countStar, null);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
                 constraint, expressions, newDistance, topK, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withTopK(long k) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
                 constraint, expressions, distance, k, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
-        return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId, travel,
                 constraint, expressions, distance, topK, rows, countStar, pruning);
     }
 
     HyperStreamTableHandle withCountStar() {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
                 constraint, expressions, distance, topK, limit, true, pruning);
     }
 
     /** The same with what the native explain says of the filtered read (EXPLAIN shows it). */
     HyperStreamTableHandle withPruning(String newPruning) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
                 constraint, expressions, distance, topK, limit, countStar, newPruning);
     }
 
@@ -106,6 +108,12 @@ public record HyperStreamTableHandle(
 
     public boolean isStored() {
         return location != null;
+    }
+
+    /** The stored table as this handle reads it: at its snapshot's schema when it travelled, else the latest. */
+    io.hyperstream.jni.NativeTable openRead() {
+        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), snapshotId, -1)
+                : io.hyperstream.jni.NativeTable.load(location, java.util.Map.of());
     }
 
     public SchemaTableName toSchemaTableName() {

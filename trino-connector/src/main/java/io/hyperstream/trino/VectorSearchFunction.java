@@ -90,7 +90,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
                 return table.currentSnapshotId();
             }
         });
-        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location.toString(), snapshot);
+        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location.toString(), snapshot, false);
         List<HyperStreamColumnHandle> columns = new ArrayList<>(HyperStreamMetadata.columns(table));
         HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
                 .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));

@@ -343,6 +343,8 @@ class TestStoredTables {
         runner.execute("CREATE SCHEMA evolve");
         runner.execute("CREATE TABLE evolve.t (id bigint NOT NULL, name varchar)");
         runner.execute("INSERT INTO evolve.t VALUES (1, 'a'), (2, 'b')");
+        MaterializedRow first = runner.execute(
+                "SELECT snapshot_id, committed_at FROM evolve.\"t$snapshots\" ORDER BY sequence_number DESC LIMIT 1").getMaterializedRows().get(0);
         runner.execute("ALTER TABLE evolve.t ADD COLUMN score double");
         runner.execute("ALTER TABLE evolve.t ADD COLUMN v array(real) WITH (dimension = 2)");
         runner.execute("INSERT INTO evolve.t VALUES (3, 'c', 1.5, ARRAY[REAL '1', 2])");
@@ -354,7 +356,19 @@ class TestStoredTables {
         assertEquals(List.of("id bigint", "points double", "v array(real)"), runner.execute("DESCRIBE evolve.t")
                 .getMaterializedRows().stream().map(r -> r.getField(0) + " " + r.getField(1)).toList());
         assertEquals(List.of(1.0f, 2.0f), runner.execute("SELECT v FROM evolve.t WHERE id = 3").getOnlyValue());
+        // Time travel reads a snapshot under its own schema: the dropped column is there, the added ones are not.
+        String committed = ((java.time.ZonedDateTime) first.getField(1)).withZoneSameInstant(java.time.ZoneOffset.UTC)
+                .format(java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS"));
+        for (String version : List.of("VERSION AS OF " + first.getField(0), "TIMESTAMP AS OF TIMESTAMP '" + committed + " UTC'")) {
+            List<MaterializedRow> rows = runner.execute("SELECT * FROM evolve.t FOR " + version + " ORDER BY id").getMaterializedRows();
+            assertEquals(List.of("1:a", "2:b"), rows.stream().map(r -> r.getField(0) + ":" + r.getField(1)).toList(), version);
+            assertEquals(2, rows.get(0).getFieldCount(), version);
+            assertEquals("b", runner.execute("SELECT name FROM evolve.t FOR " + version + " WHERE id = 2").getOnlyValue());
+        }
         RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("SELECT points FROM evolve.t FOR VERSION AS OF " + first.getField(0)));
+        assertTrue(e.getMessage().contains("points"), e.getMessage());
+        e = assertThrows(RuntimeException.class,
                 () -> runner.execute("ALTER TABLE evolve.t ADD COLUMN strict bigint NOT NULL"));
         assertTrue(e.getMessage().contains("must be nullable"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute("ALTER TABLE evolve.t ADD COLUMN early bigint FIRST"));

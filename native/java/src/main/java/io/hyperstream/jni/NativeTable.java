@@ -39,8 +39,19 @@ public final class NativeTable extends NativeHandle {
 
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
+        return loadAt(location, storageOptions, -1, -1);
+    }
+
+    /**
+     * Opens the table as it was at snapshot {@code snapshotId}, or at the snapshot current at
+     * {@code asOfMillis} (time travel; -1 for neither: the latest version). Reads see that snapshot
+     * as current under the schema it was written with (a column added since is absent, one dropped
+     * since is there, a renamed one has its old name); writes through it are refused. An unknown
+     * snapshot fails with {@link NotFoundException}.
+     */
+    public static NativeTable loadAt(String location, Map<String, String> storageOptions, long snapshotId, long asOfMillis) {
         NativeLibrary.load();
-        return new NativeTable(loadNative(location, flatten(storageOptions)), location);
+        return new NativeTable(loadNative(location, flatten(storageOptions), snapshotId, asOfMillis), location);
     }
 
     public String location() {
@@ -490,7 +501,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native long createNative(String location, long schemaAddress, String[] properties, String[] options);
 
-    private static native long loadNative(String location, String[] options);
+    private static native long loadNative(String location, String[] options, long snapshotId, long asOfMillis);
 
     private static native void exportSchema(long handle, long schemaAddress);
 
