@@ -1,7 +1,8 @@
-//! Iceberg position delete files: Parquet files of `(file_path, pos)` rows, each naming one deleted
-//! row of a data file. HyperStream writes one per data file it deletes from (holding every deleted
-//! position of that file, so a data file has at most one of ours); it reads any position delete
-//! file, other writers' too.
+//! Iceberg position deletes: in format version 2, Parquet files of `(file_path, pos)` rows, each
+//! naming one deleted row of a data file; in version 3, deletion vectors: a Puffin file's
+//! `deletion-vector-v1` blob, the deleted positions of one data file as a 64-bit roaring bitmap.
+//! HyperStream writes one per data file it deletes from (holding every deleted position of that
+//! file, so a data file has at most one of ours); it reads either kind, other writers' too.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -73,9 +74,12 @@ pub fn write(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, Data
     Ok((Bytes::from(bytes), description))
 }
 
-/// The one data file a position delete file applies to, when its `file_path` bounds say so (None:
-/// it may hold rows of any data file).
+/// The one data file a position delete file applies to, when it names it or its `file_path` bounds
+/// say so (None: it may hold rows of any data file).
 pub fn target(delete: &DataFile) -> Option<&[u8]> {
+    if let Some(path) = &delete.referenced_data_file {
+        return Some(path.as_bytes());
+    }
     let lower = delete.lower_bounds.get(&DELETE_FILE_PATH_ID)?;
     (delete.upper_bounds.get(&DELETE_FILE_PATH_ID) == Some(lower)).then_some(lower.as_slice())
 }
@@ -108,6 +112,89 @@ pub fn read(bytes: Bytes, data_file: &str, name: &str) -> Result<RoaringTreemap>
     Ok(positions)
 }
 
+/// A Puffin file's magic, a deletion vector blob's, and the blob type Iceberg gives it.
+const PUFFIN_MAGIC: &[u8; 4] = b"PFA1";
+const DV_MAGIC: [u8; 4] = [0xD1, 0xD3, 0x39, 0x64];
+const DV_BLOB: &str = "deletion-vector-v1";
+/// Iceberg's reserved field id of a row's position (`_pos`), which a deletion vector is over.
+const ROW_POSITION_ID: i32 = 2147483645;
+
+/// Whether a delete file is a deletion vector (a Puffin blob) rather than a position delete file.
+pub fn is_deletion_vector(delete: &DataFile) -> bool {
+    delete.file_format.eq_ignore_ascii_case("puffin")
+}
+
+/// A deletion vector deleting `positions` of the data file at `data_file`: a Puffin file of one
+/// `deletion-vector-v1` blob (big-endian length, magic, the portable 64-bit roaring bitmap,
+/// big-endian CRC-32 of magic and bitmap), and its manifest description apart from its path.
+pub fn write_deletion_vector(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, DataFile)> {
+    let mut vector = DV_MAGIC.to_vec();
+    positions.serialize_into(&mut vector).map_err(|e| Error::Internal(format!("deletion vector: {e}")))?;
+    let length = u32::try_from(vector.len()).map_err(|_| Error::invalid(format!("the deletion vector of {data_file} is too large")))?;
+    let mut blob = length.to_be_bytes().to_vec();
+    blob.extend_from_slice(&vector);
+    blob.extend_from_slice(&crc32fast::hash(&vector).to_be_bytes());
+    let offset = PUFFIN_MAGIC.len();
+    let footer = serde_json::json!({
+        "blobs": [{
+            "type": DV_BLOB,
+            "fields": [ROW_POSITION_ID],
+            "snapshot-id": -1,
+            "sequence-number": -1,
+            "offset": offset,
+            "length": blob.len(),
+            "properties": {"referenced-data-file": data_file, "cardinality": positions.len().to_string()},
+        }],
+        "properties": {"created-by": "HyperStream"},
+    })
+    .to_string();
+    let mut file = PUFFIN_MAGIC.to_vec();
+    file.extend_from_slice(&blob);
+    file.extend_from_slice(PUFFIN_MAGIC);
+    file.extend_from_slice(footer.as_bytes());
+    file.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+    file.extend_from_slice(&[0; 4]); // flags: the footer is not compressed
+    file.extend_from_slice(PUFFIN_MAGIC);
+    let description = DataFile {
+        content: CONTENT_POSITION_DELETES,
+        file_format: "PUFFIN".to_owned(),
+        record_count: positions.len() as i64,
+        file_size_in_bytes: file.len() as i64,
+        referenced_data_file: Some(data_file.to_owned()),
+        content_offset: Some(offset as i64),
+        content_size_in_bytes: Some(blob.len() as i64),
+        ..DataFile::default()
+    };
+    Ok((Bytes::from(file), description))
+}
+
+/// The positions a deletion vector deletes, from the bytes of the Puffin file that holds it
+/// (`delete` gives where its blob lies); `name` names the delete file in errors.
+pub fn read_deletion_vector(file: &Bytes, delete: &DataFile, name: &str) -> Result<RoaringTreemap> {
+    let corrupt = |e: &dyn std::fmt::Display| Error::Corrupt(format!("deletion vector in {name}: {e}"));
+    let (Some(offset), Some(size)) = (delete.content_offset, delete.content_size_in_bytes) else {
+        return Err(corrupt(&"its manifest entry has no content_offset and content_size_in_bytes"));
+    };
+    let range = usize::try_from(offset).ok().zip(usize::try_from(size).ok()).and_then(|(o, s)| Some(o..o.checked_add(s)?));
+    let blob = match range.filter(|r| r.end <= file.len() && r.len() >= 12) {
+        Some(range) => file.slice(range),
+        None => return Err(corrupt(&format!("the blob at {offset} ({size} bytes) does not lie in the file of {} bytes", file.len()))),
+    };
+    let length = u32::from_be_bytes(blob[..4].try_into().expect("four bytes")) as usize;
+    if length != blob.len() - 8 {
+        return Err(corrupt(&format!("its length says {length} bytes, the blob holds {}", blob.len() - 8)));
+    }
+    let vector = &blob[4..4 + length];
+    if vector[..4] != DV_MAGIC {
+        return Err(corrupt(&"it does not start with the deletion vector magic"));
+    }
+    let checksum = u32::from_be_bytes(blob[4 + length..].try_into().expect("four bytes"));
+    if crc32fast::hash(vector) != checksum {
+        return Err(corrupt(&"its checksum does not match"));
+    }
+    RoaringTreemap::deserialize_from(&vector[4..]).map_err(|e| corrupt(&e))
+}
+
 /// The rows of a data file of `rows` rows that `deleted` leaves, as a Parquet row selection.
 pub fn kept(deleted: &RoaringTreemap, rows: u64) -> RowSelection {
     let mut ranges = Vec::new();
@@ -137,6 +224,28 @@ mod tests {
         assert_eq!(read(bytes.clone(), "file:///t/data/a.parquet", "d").unwrap(), positions);
         assert!(read(bytes, "file:///t/data/b.parquet", "d").unwrap().is_empty());
         assert!(matches!(read(Bytes::from_static(b"nope"), "x", "d"), Err(Error::Corrupt(m)) if m.contains("position delete file d")));
+    }
+
+    #[test]
+    fn deletion_vectors_round_trip_and_refuse_damage() {
+        let positions: RoaringTreemap = [0u64, 5, 6, 99, 1 << 33].into_iter().collect();
+        let (bytes, description) = write_deletion_vector("s3://b/t/data/a.parquet", &positions).unwrap();
+        assert!(is_deletion_vector(&description));
+        assert_eq!(description.record_count, 5);
+        assert_eq!(target(&description), Some("s3://b/t/data/a.parquet".as_bytes()));
+        assert_eq!(&bytes[..4], b"PFA1");
+        assert_eq!(&bytes[bytes.len() - 4..], b"PFA1");
+        assert_eq!(read_deletion_vector(&bytes, &description, "d").unwrap(), positions);
+        // The blob as the spec lays it out: big-endian length of magic and bitmap, then the magic.
+        let blob = &bytes[4..4 + description.content_size_in_bytes.unwrap() as usize];
+        assert_eq!(u32::from_be_bytes(blob[..4].try_into().unwrap()) as usize, blob.len() - 8);
+        assert_eq!(blob[4..8], DV_MAGIC);
+        let mut damaged = bytes.to_vec();
+        damaged[20] ^= 0xff;
+        let err = read_deletion_vector(&Bytes::from(damaged), &description, "d").unwrap_err();
+        assert!(matches!(err, Error::Corrupt(m) if m.contains("deletion vector in d")));
+        let outside = DataFile { content_offset: Some(bytes.len() as i64), ..description };
+        assert!(matches!(read_deletion_vector(&bytes, &outside, "d"), Err(Error::Corrupt(m)) if m.contains("does not lie")));
     }
 
     #[test]

@@ -31,7 +31,8 @@ use super::manifest::{
 };
 use super::metadata::{MetadataLogEntry, Snapshot, SortOrder, TableMetadata};
 use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, Layout, PartitionPruner};
-use super::deletes::{target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
+use super::lineage;
+use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
 use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
@@ -98,6 +99,11 @@ pub const INDEX_COLUMNS: &str = "hyperstream.index.columns";
 /// sort order, as in `id, ts DESC NULLS LAST`; they become the Iceberg partition spec and sort order.
 pub const PARTITIONING: &str = "hyperstream.partitioning";
 pub const SORTED_BY: &str = "hyperstream.sorted-by";
+
+/// Iceberg's creation property for the table's format version: 2 (the default) or 3, which adds
+/// row lineage (every row keeps an id, `_row_id`, across compaction) and writes deletes as deletion
+/// vectors.
+pub const FORMAT_VERSION: &str = "format-version";
 
 /// The table property that declares a scalar index on field `field_id` (its value: `inverted`).
 pub fn scalar_index_property(field_id: i32) -> String {
@@ -169,8 +175,17 @@ impl Table {
         let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
         let spec = properties.remove(PARTITIONING).map(|text| parse_partitioning(&text, &with_ids)).transpose()?;
         let order = properties.remove(SORTED_BY).map(|text| parse_sort_order(&text, &with_ids)).transpose()?;
+        let format_version = match properties.remove(FORMAT_VERSION).as_deref().map(str::trim) {
+            None | Some("2") => 2,
+            Some("3") => 3,
+            Some(other) => return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'"))),
+        };
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
+        if format_version == 3 {
+            metadata.format_version = 3;
+            metadata.next_row_id = Some(0);
+        }
         if let Some(spec) = spec.filter(|s| !s.fields.is_empty()) {
             metadata.last_partition_id = spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
             metadata.partition_specs = vec![spec];
@@ -480,6 +495,18 @@ impl Table {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
     }
 
+    /// The columns a read can name: the table's and, in a format version 3 table, the row lineage
+    /// columns `_row_id` and `_last_updated_sequence_number` after them (read only when named).
+    pub fn read_schema(&self) -> Result<SchemaRef> {
+        let table = self.arrow_schema()?;
+        if self.metadata.format_version < 3 {
+            return Ok(table);
+        }
+        let mut fields: Vec<arrow::datatypes::Field> = table.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.extend(lineage::fields());
+        Ok(Arc::new(ArrowSchema::new_with_metadata(fields, table.metadata().clone())))
+    }
+
     /// Appends every batch of `reader` as new data files (one per partition) and commits a snapshot;
     /// returns its id.
     /// Batches must have the table's columns (by name, in any order, castable types); nothing is
@@ -494,8 +521,13 @@ impl Table {
     /// in, each sorted by the table's sort order when it has one. [`Table::commit_append`] commits
     /// such files, [`Table::delete_files`] removes them when the write is aborted.
     pub fn write_data_files(&self, reader: impl RecordBatchReader) -> Result<Vec<DataFile>> {
+        self.write_rows(reader, self.arrow_schema()?)
+    }
+
+    /// As [`Table::write_data_files`], of the columns of `schema`: the table's, or in compaction of
+    /// a format version 3 table also the row lineage columns, so that moved rows keep their ids.
+    fn write_rows(&self, reader: impl RecordBatchReader, schema: SchemaRef) -> Result<Vec<DataFile>> {
         self.writable()?;
-        let schema = self.arrow_schema()?;
         let layout = Layout::of(&self.metadata, &schema)?;
         if layout.is_plain() {
             return Ok(vec![self.write_file(&schema, reader, &layout, BTreeMap::new(), "")?]);
@@ -571,6 +603,7 @@ impl Table {
             spec_id: layout.spec_id(),
             partition,
             sort_order_id: layout.sort_order_id(),
+            ..DataFile::default()
         })
     }
 
@@ -869,7 +902,7 @@ impl Table {
         let partition = partition_types(spec, self.arrow_schema()?.as_ref())?;
         let spec_json = serde_json::to_string(&spec.fields).map_err(|e| Error::Internal(e.to_string()))?;
         let kind = if content == 0 { "data" } else { "deletes" };
-        let manifest = write_manifest(entries, &schema_json, schema.schema_id, &spec_json, spec_id, &partition, kind)?;
+        let manifest = write_manifest(entries, &schema_json, schema.schema_id, &spec_json, spec_id, &partition, kind, self.metadata.format_version)?;
         let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
         let manifest_length = manifest.len() as i64;
         self.storage.put(&manifest_path, Bytes::from(manifest))?;
@@ -914,6 +947,8 @@ impl Table {
             existing_rows_count: count(STATUS_EXISTING).map(|e| e.data_file.record_count).sum(),
             deleted_rows_count: count(STATUS_DELETED).map(|e| e.data_file.record_count).sum(),
             partitions: Some(summaries),
+            // Assigned by the manifest list that first lists it.
+            first_row_id: None,
         })
     }
 
@@ -923,14 +958,22 @@ impl Table {
     }
 
     /// A manifest's entries, each with its sequence numbers (an entry added by the manifest's own
-    /// snapshot inherits the manifest's).
+    /// snapshot inherits the manifest's) and, in a format version 3 table, each data file with its
+    /// first row id (a file without one inherits the manifest's, past the rows of the files before
+    /// it that inherit too).
     fn entries_of(&self, manifest: &ManifestFile) -> Result<Vec<ManifestEntry>> {
         let path = self.storage.relative(&manifest.manifest_path)?;
         let mut entries = read_manifest(&self.storage.get(path)?, &manifest.manifest_path)?;
+        let mut next_row_id = manifest.first_row_id;
         for entry in &mut entries {
             entry.data_file.spec_id = manifest.partition_spec_id;
-            entry.sequence_number.get_or_insert(manifest.sequence_number);
+            let sequence_number = *entry.sequence_number.get_or_insert(manifest.sequence_number);
             entry.file_sequence_number.get_or_insert(manifest.sequence_number);
+            entry.data_file.sequence_number = Some(sequence_number);
+            if let (0, None, Some(next)) = (entry.data_file.content, entry.data_file.first_row_id, next_row_id.as_mut()) {
+                entry.data_file.first_row_id = Some(*next);
+                *next += entry.data_file.record_count;
+            }
         }
         Ok(entries)
     }
@@ -1011,7 +1054,22 @@ impl Table {
     ) -> Result<bool> {
         let parent = self.metadata.current_snapshot().cloned();
         let snapshot_id = change.snapshot_id;
-        let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), change.sequence_number)?;
+        // Row lineage (format version 3): the data manifests new to this snapshot take their
+        // first row ids from the table's next-row-id, one per row they add or carry.
+        let first_row_id = (self.metadata.format_version >= 3).then(|| self.metadata.next_row_id.unwrap_or(0));
+        let mut next_row_id = first_row_id;
+        let manifests: Vec<ManifestFile> = manifests
+            .into_iter()
+            .map(|m| match (m.content, m.first_row_id, next_row_id.as_mut()) {
+                (0, None, Some(next)) => {
+                    let first = *next;
+                    *next += m.added_rows_count + m.existing_rows_count;
+                    ManifestFile { first_row_id: Some(first), ..m }
+                }
+                _ => m,
+            })
+            .collect();
+        let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), change.sequence_number, first_row_id)?;
         let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
         self.storage.put(&list_path, Bytes::from(list))?;
         summary.insert("operation".to_owned(), operation.to_owned());
@@ -1034,7 +1092,12 @@ impl Table {
             manifest_list: self.storage.uri(&list_path),
             summary,
             schema_id: Some(self.metadata.current_schema()?.schema_id),
+            first_row_id,
+            added_rows: first_row_id.zip(next_row_id).map(|(first, next)| next - first),
         });
+        if next_row_id.is_some() {
+            next.next_row_id = next_row_id;
+        }
         if self.try_commit(next)? {
             return Ok(true);
         }
@@ -1074,8 +1137,13 @@ impl Table {
                     removed.push(file);
                     continue;
                 }
-                let (bytes, mut description) = super::deletes::write(&file.file_path, &after)?;
-                let path = format!("data/{}-deletes.parquet", uuid::Uuid::new_v4());
+                // Format version 3 deletes with deletion vectors; 2 with position delete files.
+                let (bytes, mut description) = match self.metadata.format_version >= 3 {
+                    true => super::deletes::write_deletion_vector(&file.file_path, &after)?,
+                    false => super::deletes::write(&file.file_path, &after)?,
+                };
+                let extension = if is_deletion_vector(&description) { "puffin" } else { "parquet" };
+                let path = format!("data/{}-deletes.{extension}", uuid::Uuid::new_v4());
                 self.storage.put(&path, bytes)?;
                 description.file_path = self.storage.uri(&path);
                 // Iceberg readers match delete files to data files within a partition.
@@ -1203,13 +1271,16 @@ impl Table {
             return Ok(None);
         }
         let replaced = delete_files_of(&chosen);
-        let mut rows = self.scan_files(chosen.clone(), None, 64 * 1024)?;
+        // Every column, and in a format version 3 table each row's lineage, which moves with it.
+        let read = self.read_schema()?;
+        let names: Vec<String> = read.fields().iter().map(|f| f.name().clone()).collect();
+        let mut rows = self.scan_files(chosen.clone(), Some(&names), 64 * 1024)?;
         let schema = rows.schema();
         let mut written = Vec::new();
         let mut leftover = None;
         loop {
             let chunk = Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
-            match self.write_data_files(chunk) {
+            match self.write_rows(chunk, read.clone()) {
                 Ok(files) => written.extend(files),
                 Err(Error::InvalidArgument(m)) if m.starts_with("nothing to append") => break,
                 Err(e) => {
@@ -1274,7 +1345,7 @@ impl Table {
     }
 
     /// The live data files of a snapshot (none for an empty table), each with the position delete
-    /// files that apply to it. A snapshot with equality deletes or deletion vectors is refused
+    /// files that apply to it (position delete files and deletion vectors). A snapshot with equality deletes is refused
     /// rather than read with rows that should be gone.
     pub fn data_files(&self, snapshot: Option<&Snapshot>) -> Result<Vec<DataFile>> {
         let Some(snapshot) = snapshot else {
@@ -1291,7 +1362,7 @@ impl Table {
                 self.storage.relative(&file.file_path)?;
                 match file.content {
                     0 => files.push(file),
-                    CONTENT_POSITION_DELETES if file.file_format.eq_ignore_ascii_case("parquet") => deletes.push(file),
+                    CONTENT_POSITION_DELETES if file.file_format.eq_ignore_ascii_case("parquet") || is_deletion_vector(&file) => deletes.push(file),
                     CONTENT_EQUALITY_DELETES => {
                         return Err(Error::invalid(format!(
                             "{} has equality delete files (such as {}), which HyperStream does not read",
@@ -1396,9 +1467,9 @@ impl Table {
     }
 
     fn table_scan(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<TableScan> {
-        let table_schema = self.arrow_schema()?;
+        let table_schema = self.read_schema()?;
         let indices = match columns {
-            None => (0..table_schema.fields().len()).collect::<Vec<_>>(),
+            None => (0..self.arrow_schema()?.fields().len()).collect::<Vec<_>>(),
             Some(names) => names
                 .iter()
                 .map(|n| {
@@ -1409,6 +1480,7 @@ impl Table {
                 .collect::<Result<Vec<_>>>()?,
         };
         let schema = Arc::new(table_schema.project(&indices)?);
+        let lineage = schema.fields().iter().any(|f| lineage::is_lineage(f.name()));
         let indexed = self.scalar_indexes();
         let scalar = match prune {
             Some(filter) => filter
@@ -1431,6 +1503,7 @@ impl Table {
             selection: None,
             prune: prune.cloned(),
             scalar,
+            lineage,
         })
     }
 
@@ -1478,10 +1551,10 @@ impl Table {
     /// The names of `columns` (every column when `None`) together with the extra columns a read
     /// needs, in table order: the read set and, within it, the positions of `columns`.
     fn read_set(&self, columns: Option<&[String]>, extra: &[String]) -> Result<(Vec<String>, Vec<String>)> {
-        let schema = self.arrow_schema()?;
+        let schema = self.read_schema()?;
         let output: Vec<String> = match columns {
             Some(names) => names.to_vec(),
-            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+            None => self.arrow_schema()?.fields().iter().map(|f| f.name().clone()).collect(),
         };
         let mut read: Vec<String> = Vec::new();
         for field in schema.fields() {
@@ -1678,12 +1751,13 @@ impl Table {
         sorted.dedup();
         let ranges = sorted.iter().map(|&p| p as usize..p as usize + 1);
         let rows = usize::try_from(file.record_count).unwrap_or(0);
-        let table_schema = self.arrow_schema()?;
+        let table_schema = self.read_schema()?;
         let (read, _) = self.read_set(Some(columns), &[])?;
         let indices = read.iter().map(|n| table_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?;
         let mut scan = TableScan {
             storage: self.storage.clone(),
             schema: Arc::new(table_schema.project(&indices)?),
+            lineage: read.iter().any(|n| lineage::is_lineage(n)),
             // Positions are the file's own: its deletes were left out when they were chosen.
             files: VecDeque::from([DataFile { deletes: Vec::new(), ..file.clone() }]),
             current: None,
@@ -1755,7 +1829,13 @@ impl Change {
             snapshot_id: Some(self.snapshot_id),
             sequence_number: None,
             file_sequence_number: None,
-            data_file: DataFile { deletes: Vec::new(), ..file.clone() },
+            // A file added here takes new row ids (from its manifest); one listed as deleted keeps its own.
+            data_file: DataFile {
+                deletes: Vec::new(),
+                first_row_id: if status == STATUS_ADDED { None } else { file.first_row_id },
+                sequence_number: None,
+                ..file.clone()
+            },
         }
     }
 }
@@ -1856,7 +1936,10 @@ fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreema
     let mut deleted = RoaringTreemap::new();
     for delete in &file.deletes {
         let bytes = storage.map(storage.relative(&delete.file_path)?, true)?;
-        deleted |= super::deletes::read(bytes, &file.file_path, &delete.file_path)?;
+        deleted |= match is_deletion_vector(delete) {
+            true => super::deletes::read_deletion_vector(&bytes, delete, &delete.file_path)?,
+            false => super::deletes::read(bytes, &file.file_path, &delete.file_path)?,
+        };
     }
     Ok(deleted)
 }
@@ -2095,7 +2178,9 @@ struct TableScan {
     storage: Storage,
     schema: SchemaRef,
     files: VecDeque<DataFile>,
-    current: Option<(ParquetRecordBatchReader, Vec<Option<usize>>)>,
+    /// The file being read: its reader, where each output column is in its batches, and its first
+    /// row id and data sequence number (row lineage).
+    current: Option<(ParquetRecordBatchReader, Vec<Option<usize>>, (Option<i64>, Option<i64>))>,
     batch_rows: usize,
     /// Rows to read from the (single) file; all when None.
     selection: Option<RowSelection>,
@@ -2104,7 +2189,12 @@ struct TableScan {
     /// The filter's columns with a scalar index (name, field id, type): the rows their indexes rule
     /// out are not read.
     scalar: Vec<(String, i32, DataType)>,
+    /// Whether row lineage columns are read: batches then carry each row's position in its file.
+    lineage: bool,
 }
+
+/// The name of the virtual column of row positions a lineage read asks the Parquet reader for.
+const ROW_POSITION: &str = "_pos";
 
 /// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
 /// over just their rows (what a reader of those row groups alone takes).
@@ -2272,7 +2362,11 @@ impl TableScan {
         // The page index lets a row selection skip whole pages instead of decoding and dropping them.
         let policy = if self.prune.is_some() { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
         // The column index (each page's min and max) lets a filter skip the pages it rules out.
-        let options = ArrowReaderOptions::new().with_offset_index_policy(policy).with_column_index_policy(policy);
+        let mut options = ArrowReaderOptions::new().with_offset_index_policy(policy).with_column_index_policy(policy);
+        if self.lineage {
+            let position = arrow::datatypes::Field::new(ROW_POSITION, DataType::Int64, false).with_extension_type(parquet::arrow::RowNumber);
+            options = options.with_virtual_columns(vec![Arc::new(position)]).map_err(|e| Error::Internal(format!("row positions: {e}")))?;
+        }
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
         let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
@@ -2427,7 +2521,7 @@ impl TableScan {
         wanted
     }
 
-    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>)> {
+    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>, (Option<i64>, Option<i64>))> {
         let (builder, _) = self.plan(file)?;
         // Table columns by field id -> root column index in the file.
         let roots = self.roots(builder.schema());
@@ -2440,7 +2534,7 @@ impl TableScan {
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
         // Position of each table column within the projected batch.
         let positions = roots.iter().map(|r| r.map(|root| wanted.binary_search(&root).unwrap_or(0))).collect();
-        Ok((reader, positions))
+        Ok((reader, positions, (file.first_row_id, file.sequence_number)))
     }
 
     /// The rows of `file` (of `rows` rows) that may pass the scan's filter by the scalar indexes of
@@ -2498,13 +2592,19 @@ impl TableScan {
                 };
                 self.current = Some(self.open(&file)?);
             }
-            let (reader, positions) = self.current.as_mut().expect("opened above");
+            let (reader, positions, (first_row_id, sequence_number)) = self.current.as_mut().expect("opened above");
             match reader.next() {
                 None => self.current = None,
                 Some(batch) => {
                     let batch = batch?;
                     let mut columns = Vec::with_capacity(self.schema.fields().len());
+                    let row_positions = batch.column_by_name(ROW_POSITION).and_then(|c| arrow::array::AsArray::as_primitive_opt::<Int64Type>(c));
                     for (field, position) in self.schema.fields().iter().zip(positions.iter()) {
+                        if let Some(rows) = row_positions.filter(|_| lineage::is_lineage(field.name())) {
+                            let stored = position.map(|p| batch.column(p));
+                            columns.push(lineage::values(field.name(), stored, rows, *first_row_id, *sequence_number));
+                            continue;
+                        }
                         columns.push(match position {
                             Some(p) => {
                                 let column = batch.column(*p);
@@ -3631,6 +3731,88 @@ mod tests {
         assert_eq!(names(&Table::load_at(&location, &HashMap::new(), None, None).unwrap()), ["id", "label", "score"]);
         assert!(matches!(Table::load_at(&location, &HashMap::new(), Some(42), None), Err(Error::NotFound(m)) if m.contains("42")));
         assert!(matches!(Table::load_at(&location, &HashMap::new(), None, Some(first_ms - 1)), Err(Error::NotFound(_))));
+    }
+
+    /// (id, _row_id, _last_updated_sequence_number) of every live row, by id.
+    fn lineage_of(table: &Table, filter: Option<&str>) -> Vec<(i64, i64, i64)> {
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let columns = ["id", lineage::ROW_ID, lineage::LAST_UPDATED_SEQUENCE_NUMBER].map(str::to_owned);
+        let filter = filter.map(|f| Predicate::from_json(f).unwrap());
+        let mut rows: Vec<(i64, i64, i64)> = table
+            .scan(files, Some(&columns), filter, 7)
+            .unwrap()
+            .flat_map(|b| {
+                let b = b.unwrap();
+                let c = |i: usize| b.column(i).as_primitive::<Int64Type>().clone();
+                let (id, row, seq) = (c(0), c(1), c(2));
+                assert_eq!(row.null_count() + seq.null_count(), 0);
+                (0..b.num_rows()).map(move |i| (id.value(i), row.value(i), seq.value(i))).collect::<Vec<_>>()
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    #[test]
+    fn format_version_3_keeps_row_lineage_through_deletes_and_compaction_and_deletes_with_deletion_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let properties = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
+        let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+        assert_eq!((table.metadata().format_version, table.metadata().next_row_id), (3, Some(0)));
+        assert!(!table.metadata().properties.contains_key(FORMAT_VERSION));
+        table.append(reader(vec![batch(0..10)])).unwrap();
+        table.append(reader(vec![batch(10..25)])).unwrap();
+        let second = table.metadata().current_snapshot().unwrap().clone();
+        assert_eq!((second.first_row_id, second.added_rows), (Some(10), Some(15)));
+        assert_eq!(table.metadata().next_row_id, Some(25));
+        // Ids from each file's first row id and position; sequence numbers from the snapshot that wrote it.
+        let want: Vec<(i64, i64, i64)> = (0..25).map(|i| (i, i, if i < 10 { 1 } else { 2 })).collect();
+        assert_eq!(lineage_of(&table, None), want);
+        // The same rows when a filter (on a column or on the id itself) leaves some out.
+        assert_eq!(lineage_of(&table, Some(r#"{"op":"ge","column":"id","value":20}"#)), want[20..].to_vec());
+        assert_eq!(lineage_of(&table, Some(r#"{"op":"eq","column":"_row_id","value":12}"#)), want[12..13].to_vec());
+        // The table's own columns do not include them; a version 2 table has none.
+        assert_eq!(table.arrow_schema().unwrap().fields().len(), 3);
+        assert_eq!(ids_of(&table, Some(second.snapshot_id)), (0..25).collect::<Vec<_>>());
+
+        // Deletes are deletion vectors; the rows left keep their ids.
+        let (_, deleted) = table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[3,4,17]}"#).unwrap())).unwrap();
+        assert_eq!(deleted, 3);
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let vectors: Vec<&DataFile> = files.iter().flat_map(|f| &f.deletes).collect();
+        assert_eq!(vectors.len(), 2);
+        assert!(vectors.iter().all(|d| is_deletion_vector(d) && d.file_path.ends_with(".puffin") && d.referenced_data_file.is_some()));
+        let left: Vec<(i64, i64, i64)> = want.iter().copied().filter(|r| ![3, 4, 17].contains(&r.0)).collect();
+        assert_eq!(lineage_of(&table, None), left);
+        assert_eq!(table.live_rows(&files).unwrap(), 22);
+        // Deleting again from the same file folds the earlier vector into the new one.
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"eq","column":"id","value":5}"#).unwrap())).unwrap();
+        let left: Vec<(i64, i64, i64)> = left.into_iter().filter(|r| r.0 != 5).collect();
+        assert_eq!(lineage_of(&table, None), left);
+
+        // Compaction moves rows into new files, which store their ids and sequence numbers.
+        let rewrite = table.rewrite_data_files(1000).unwrap().expect("files with deletes are rewritten");
+        assert_eq!(rewrite.written, 1);
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        assert!(files.iter().all(|f| f.deletes.is_empty()));
+        assert_eq!(lineage_of(&table, None), left, "ids survive compaction");
+        // New rows after it take ids past every id given so far.
+        let next = table.metadata().next_row_id.unwrap();
+        table.append(reader(vec![batch(100..102)])).unwrap();
+        let seq = table.metadata().current_snapshot().unwrap().sequence_number;
+        let appended = lineage_of(&table, Some(r#"{"op":"ge","column":"id","value":100}"#));
+        assert_eq!(appended, vec![(100, next, seq), (101, next + 1, seq)]);
+        assert!(next >= 25);
+
+        // Reopened, the same; a version 2 table refuses the names.
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(lineage_of(&reopened, Some(r#"{"op":"lt","column":"id","value":100}"#)), left);
+        let v2 = Table::create(dir.path().join("v2").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        assert!(matches!(v2.scan(vec![], Some(&[lineage::ROW_ID.to_owned()]), None, 7), Err(Error::NotFound(_))));
+        let bad = BTreeMap::from([(FORMAT_VERSION.to_owned(), "4".to_owned())]);
+        let err = Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
+        assert!(matches!(err, Error::InvalidArgument(m) if m.contains("format-version must be 2 or 3")));
     }
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {

@@ -1,5 +1,6 @@
-//! Iceberg manifests and manifest lists (Avro), format version 2, with every field id Iceberg
-//! readers look for and the header keys they need (`schema`, `partition-spec`, ...).
+//! Iceberg manifests and manifest lists (Avro), format version 2, or 3 with its row lineage and
+//! deletion vector fields, with every field id Iceberg readers look for and the header keys they
+//! need (`schema`, `partition-spec`, ...).
 
 use std::collections::BTreeMap;
 
@@ -45,6 +46,22 @@ pub struct DataFile {
     /// The sort order the file's rows were written in, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort_order_id: Option<i32>,
+    /// Format version 3: the row id of the file's first row (row `p` has `first_row_id + p` unless
+    /// the file stores `_row_id`); None in a manifest means inherited from the manifest's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_row_id: Option<i64>,
+    /// A delete file that applies to one data file names it; a deletion vector (a blob of a
+    /// Puffin file) also gives where its blob lies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referenced_data_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_offset: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_size_in_bytes: Option<i64>,
+    /// Scan planning only, never written to a manifest: the data sequence number of the file's
+    /// entry (a row's `_last_updated_sequence_number` unless the file stores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_number: Option<i64>,
 }
 
 /// A field of a manifest's partition struct: its partition field id, name and value type.
@@ -93,6 +110,9 @@ pub struct ManifestFile {
     pub deleted_rows_count: i64,
     /// One summary per partition field of the manifest's spec (None as some writers leave it).
     pub partitions: Option<Vec<FieldSummary>>,
+    /// Format version 3, data manifests: the row id its files' first row ids are inherited from
+    /// (None until the manifest list that first lists it assigns it).
+    pub first_row_id: Option<i64>,
 }
 
 fn int_long_map(name: &str, key_id: i32, value_id: i32, field_id: i32, value_type: &str) -> String {
@@ -156,7 +176,7 @@ fn partition_bytes(value: Value, path: &str) -> Result<Option<Vec<u8>>> {
 
 /// The Avro schema of a V2 manifest whose partition struct has `partition`'s fields, as JSON
 /// (written verbatim into the header).
-fn manifest_schema(partition: &[PartitionType]) -> Result<String> {
+fn manifest_schema(partition: &[PartitionType], format_version: u8) -> Result<String> {
     let partition_fields = partition
         .iter()
         .map(|p| {
@@ -186,8 +206,16 @@ fn manifest_schema(partition: &[PartitionType]) -> Result<String> {
             {{"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":131}},
             {{"name":"split_offsets","type":["null",{{"type":"array","items":"long","element-id":133}}],"default":null,"field-id":132}},
             {{"name":"equality_ids","type":["null",{{"type":"array","items":"int","element-id":136}}],"default":null,"field-id":135}},
-            {{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}}
+            {{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}}{v3}
         ]}}"#,
+        v3 = match format_version >= 3 {
+            true => r#",
+            {"name":"first_row_id","type":["null","long"],"default":null,"field-id":142},
+            {"name":"referenced_data_file","type":["null","string"],"default":null,"field-id":143},
+            {"name":"content_offset","type":["null","long"],"default":null,"field-id":144},
+            {"name":"content_size_in_bytes","type":["null","long"],"default":null,"field-id":145}"#,
+            false => "",
+        },
         column_sizes = int_long_map("column_sizes", 117, 118, 108, "long"),
         value_counts = int_long_map("value_counts", 119, 120, 109, "long"),
         null_value_counts = int_long_map("null_value_counts", 121, 122, 110, "long"),
@@ -216,7 +244,12 @@ fn avro_name(name: &str) -> String {
     out
 }
 
-fn manifest_list_schema() -> String {
+fn manifest_list_schema(format_version: u8) -> String {
+    let v3 = match format_version >= 3 {
+        true => r#",
+        {"name":"first_row_id","type":["null","long"],"default":null,"field-id":520}"#,
+        false => "",
+    };
     r#"{"type":"record","name":"manifest_file","fields":[
         {"name":"manifest_path","type":"string","field-id":500},
         {"name":"manifest_length","type":"long","field-id":501},
@@ -236,9 +269,9 @@ fn manifest_list_schema() -> String {
             {"name":"contains_nan","type":["null","boolean"],"default":null,"field-id":518},
             {"name":"lower_bound","type":["null","bytes"],"default":null,"field-id":510},
             {"name":"upper_bound","type":["null","bytes"],"default":null,"field-id":511}]},"element-id":508}],"default":null,"field-id":507},
-        {"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":519}
+        {"name":"key_metadata","type":["null","bytes"],"default":null,"field-id":519}V3
     ]}"#
-    .to_owned()
+    .replace("V3", v3)
 }
 
 fn opt_long(v: Option<i64>) -> Value {
@@ -350,21 +383,22 @@ pub fn write_manifest(
     spec_id: i32,
     partition: &[PartitionType],
     content: &str,
+    format_version: u8,
 ) -> Result<Vec<u8>> {
-    let mut container = AvroContainer::new(manifest_schema(partition)?, "manifest")?;
+    let mut container = AvroContainer::new(manifest_schema(partition, format_version)?, "manifest")?;
     for (key, value) in [
         ("schema", schema_json.to_owned()),
         ("schema-id", schema_id.to_string()),
         ("partition-spec", spec_json.to_owned()),
         ("partition-spec-id", spec_id.to_string()),
-        ("format-version", "2".to_owned()),
+        ("format-version", format_version.max(2).to_string()),
         ("content", content.to_owned()),
     ] {
         container.metadata(key, value);
     }
     for entry in entries {
         let f = &entry.data_file;
-        let data_file = Value::Record(vec![
+        let mut fields = vec![
             ("content".into(), Value::Int(f.content)),
             ("file_path".into(), Value::String(f.file_path.clone())),
             ("file_format".into(), Value::String(f.file_format.clone())),
@@ -393,7 +427,19 @@ pub fn write_manifest(
                 Some(id) => Value::Union(1, Box::new(Value::Int(id))),
                 None => null(),
             }),
-        ]);
+        ];
+        if format_version >= 3 {
+            fields.extend([
+                ("first_row_id".into(), opt_long(f.first_row_id)),
+                ("referenced_data_file".into(), match &f.referenced_data_file {
+                    Some(path) => Value::Union(1, Box::new(Value::String(path.clone()))),
+                    None => null(),
+                }),
+                ("content_offset".into(), opt_long(f.content_offset)),
+                ("content_size_in_bytes".into(), opt_long(f.content_size_in_bytes)),
+            ]);
+        }
+        let data_file = Value::Record(fields);
         let record = Value::Record(vec![
             ("status".into(), Value::Int(entry.status)),
             ("snapshot_id".into(), opt_long(entry.snapshot_id)),
@@ -412,17 +458,22 @@ pub fn write_manifest_list(
     snapshot_id: i64,
     parent_snapshot_id: Option<i64>,
     sequence_number: i64,
+    first_row_id: Option<i64>,
 ) -> Result<Vec<u8>> {
-    let mut container = AvroContainer::new(manifest_list_schema(), "manifest list")?;
+    let format_version = if first_row_id.is_some() { 3 } else { 2 };
+    let mut container = AvroContainer::new(manifest_list_schema(format_version), "manifest list")?;
     container.metadata("snapshot-id", snapshot_id.to_string());
     container.metadata(
         "parent-snapshot-id",
         parent_snapshot_id.map_or_else(|| "null".to_owned(), |p| p.to_string()),
     );
     container.metadata("sequence-number", sequence_number.to_string());
-    container.metadata("format-version", "2".to_owned());
+    if let Some(first) = first_row_id {
+        container.metadata("first-row-id", first.to_string());
+    }
+    container.metadata("format-version", format_version.to_string());
     for m in manifests {
-        container.append(Value::Record(vec![
+        let mut fields = vec![
                 ("manifest_path".into(), Value::String(m.manifest_path.clone())),
                 ("manifest_length".into(), Value::Long(m.manifest_length)),
                 ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
@@ -441,7 +492,11 @@ pub fn write_manifest_list(
                     Some(fields) => Value::Union(1, Box::new(Value::Array(fields.iter().map(summary_value).collect()))),
                 }),
             ("key_metadata".into(), null()),
-        ]))?;
+        ];
+        if format_version >= 3 {
+            fields.push(("first_row_id".into(), opt_long(m.first_row_id)));
+        }
+        container.append(Value::Record(fields))?;
     }
     Ok(container.finish())
 }
@@ -573,6 +628,11 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
             }
         }
         let sort_order_id = take_long(&mut file, "sort_order_id", path)?.map(|v| v as i32);
+        let referenced_data_file = match file.remove("referenced_data_file").map(unwrap_union) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(other) => return Err(corrupt(path, format!("referenced_data_file is not a string: {other:?}"))),
+        };
         entries.push(ManifestEntry {
             status: req_int(&mut entry, "status", path)?,
             snapshot_id: take_long(&mut entry, "snapshot_id", path)?,
@@ -593,6 +653,11 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 spec_id,
                 partition,
                 sort_order_id,
+                first_row_id: take_long(&mut file, "first_row_id", path)?,
+                referenced_data_file,
+                content_offset: take_long(&mut file, "content_offset", path)?,
+                content_size_in_bytes: take_long(&mut file, "content_size_in_bytes", path)?,
+                sequence_number: None,
             },
         });
     }
@@ -630,6 +695,7 @@ pub fn read_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile>>
             existing_rows_count: rows(&mut m, "existing_rows_count")?,
             deleted_rows_count: rows(&mut m, "deleted_rows_count")?,
             partitions: summaries(m.remove("partitions"), path)?,
+            first_row_id: take_long(&mut m, "first_row_id", path)?,
         });
     }
     Ok(files)
@@ -692,8 +758,23 @@ mod tests {
     #[test]
     fn manifests_round_trip_and_carry_field_ids_and_header_keys() {
         let entries = vec![entry("/t/data/a.parquet", 10), entry("/t/data/b.parquet", 20)];
-        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, &[], "data").unwrap();
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, &[], "data", 2).unwrap();
         assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), entries);
+        // Format version 3 carries row lineage and deletion vector fields.
+        let mut v3 = entries.clone();
+        v3[0].data_file.first_row_id = Some(77);
+        v3[1].data_file = DataFile {
+            content: 1,
+            file_format: "PUFFIN".into(),
+            referenced_data_file: Some("/t/data/a.parquet".into()),
+            content_offset: Some(4),
+            content_size_in_bytes: Some(40),
+            ..v3[1].data_file.clone()
+        };
+        let bytes = write_manifest(&v3, r#"{"type":"struct"}"#, 0, "[]", 0, &[], "data", 3).unwrap();
+        assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), v3);
+        assert_eq!(Reader::new(&bytes[..]).unwrap().user_metadata()["format-version"], b"3");
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, "[]", 0, &[], "data", 2).unwrap();
         let reader = Reader::new(&bytes[..]).unwrap();
         let meta = reader.user_metadata();
         assert_eq!(meta["partition-spec"], b"[]");
@@ -723,11 +804,18 @@ mod tests {
             existing_rows_count: 7,
             deleted_rows_count: 0,
             partitions: Some(vec![FieldSummary { contains_null: true, contains_nan: None, lower_bound: Some(vec![1, 0, 0, 0]), upper_bound: None }]),
+            first_row_id: None,
         };
-        let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3).unwrap();
-        assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m]);
+        let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3, None).unwrap();
+        assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m.clone()]);
         let reader = Reader::new(&bytes[..]).unwrap();
         assert_eq!(reader.user_metadata()["parent-snapshot-id"], b"41");
+        assert_eq!(reader.user_metadata()["format-version"], b"2");
+        let m = ManifestFile { first_row_id: Some(500), ..m };
+        let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3, Some(480)).unwrap();
+        assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m]);
+        let reader = Reader::new(&bytes[..]).unwrap();
+        assert_eq!((reader.user_metadata()["format-version"].as_slice(), reader.user_metadata()["first-row-id"].as_slice()), (&b"3"[..], &b"480"[..]));
     }
 
     #[test]
@@ -758,11 +846,11 @@ mod tests {
         let mut nulls = entry("/t/data/p=null/b.parquet", 20);
         nulls.data_file.spec_id = 3;
         let entries = vec![with_values, nulls];
-        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, &spec_json, 3, &partition, "data").unwrap();
+        let bytes = write_manifest(&entries, r#"{"type":"struct"}"#, 0, &spec_json, 3, &partition, "data", 2).unwrap();
         assert_eq!(read_manifest(&bytes, "m.avro").unwrap(), entries);
         let mut bad = entry("/t/data/x.parquet", 1);
         bad.data_file.partition = BTreeMap::from([(1000, vec![1, 2])]);
-        let err = write_manifest(&[bad], "{}", 0, &spec_json, 3, &partition, "data").unwrap_err();
+        let err = write_manifest(&[bad], "{}", 0, &spec_json, 3, &partition, "data", 2).unwrap_err();
         assert!(err.to_string().contains("p-0"), "{err}");
     }
 

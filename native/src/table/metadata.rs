@@ -1,5 +1,5 @@
-//! Iceberg table metadata (`metadata/vN.metadata.json`), format version 2: the snapshot history,
-//! schemas, partition specs and sort orders of a table.
+//! Iceberg table metadata (`metadata/vN.metadata.json`), format version 2, or 3 with row lineage:
+//! the snapshot history, schemas, partition specs and sort orders of a table.
 
 use std::collections::BTreeMap;
 
@@ -45,6 +45,9 @@ pub struct TableMetadata {
     pub statistics: Vec<Value>,
     #[serde(default)]
     pub partition_statistics: Vec<Value>,
+    /// Format version 3 (row lineage): the first row id the next snapshot's new rows get.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_row_id: Option<i64>,
 }
 
 fn snapshot_id_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
@@ -69,6 +72,12 @@ pub struct Snapshot {
     pub summary: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_id: Option<i32>,
+    /// Format version 3 (row lineage): the first row id of the rows this snapshot added, and how
+    /// many ids it took from the table's `next-row-id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_row_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_rows: Option<i64>,
 }
 
 impl Snapshot {
@@ -163,6 +172,7 @@ impl TableMetadata {
             refs: BTreeMap::new(),
             statistics: Vec::new(),
             partition_statistics: Vec::new(),
+            next_row_id: None,
         };
         metadata.validate()?;
         Ok(metadata)
@@ -183,6 +193,9 @@ impl TableMetadata {
     fn validate(&self) -> Result<()> {
         if !(1..=3).contains(&self.format_version) {
             return Err(Error::invalid(format!("unsupported format version {}", self.format_version)));
+        }
+        if self.format_version >= 3 && self.next_row_id.is_none() {
+            return Err(Error::invalid("format version 3 metadata has no next-row-id"));
         }
         self.current_schema()?;
         if !self.partition_specs.iter().any(|s| s.spec_id == self.default_spec_id) {
@@ -270,6 +283,8 @@ mod tests {
             manifest_list: format!("/tmp/t/metadata/snap-{id}.avro"),
             summary: BTreeMap::from([("operation".to_owned(), "append".to_owned())]),
             schema_id: Some(0),
+            first_row_id: None,
+            added_rows: None,
         }
     }
 

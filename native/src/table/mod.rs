@@ -4,6 +4,7 @@
 
 mod sample;
 pub mod deletes;
+pub mod lineage;
 pub mod iceberg;
 pub mod manifest;
 pub mod metadata;

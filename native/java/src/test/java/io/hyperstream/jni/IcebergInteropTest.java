@@ -266,6 +266,124 @@ class IcebergInteropTest {
     }
 
     @Test
+    void icebergJavaReadsOurFormatVersion3TablesRowLineageAndDeletionVectors() throws Exception {
+        String location = dir.resolve("v3").toString();
+        long deleted;
+        Map<Long, Long> ours;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of("format-version", "3"), Map.of(), allocator)) {
+            table.append(allocator, rows(0, 300));
+            table.append(allocator, rows(300, 420));
+            deleted = table.deleteWhere(Filters.or(Filters.and(Filters.ge("id", 100), Filters.lt("id", 150)), Filters.isNull("name")))
+                    .snapshotId();
+            ours = rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64));
+        }
+        java.util.Set<Long> left = java.util.stream.LongStream.range(0, 420)
+                .filter(id -> id % 5 != 0 && (id < 100 || id >= 150)).boxed().collect(java.util.stream.Collectors.toSet());
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        assertEquals(3, ((org.apache.iceberg.HasTableOperations) iceberg).operations().current().formatVersion());
+        assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet());
+        int vectors = 0;
+        for (org.apache.iceberg.DeleteFile file : iceberg.snapshot(deleted).addedDeleteFiles(iceberg.io())) {
+            assertTrue(org.apache.iceberg.util.ContentFileUtil.isDV(file), file.location());
+            vectors++;
+        }
+        assertEquals(2, vectors, "one deletion vector per data file deleted from");
+        // Row lineage as Iceberg Java sees it: each snapshot's first row id and rows, each file's first row id.
+        List<org.apache.iceberg.Snapshot> history = new java.util.ArrayList<>();
+        iceberg.snapshots().forEach(history::add);
+        assertEquals(List.of(0L, 300L), history.stream().limit(2).map(org.apache.iceberg.Snapshot::firstRowId).toList());
+        assertEquals(List.of(300L, 120L), history.stream().limit(2).map(org.apache.iceberg.Snapshot::addedRows).toList());
+        List<Long> firstRowIds = new java.util.ArrayList<>();
+        try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = iceberg.newScan().planFiles()) {
+            tasks.forEach(t -> firstRowIds.add(t.file().firstRowId()));
+        }
+        firstRowIds.sort(null);
+        assertEquals(List.of(0L, 300L), firstRowIds);
+        // Every row's id, ours and Iceberg Java's: its position in the order rows were appended.
+        assertEquals(left, ours.keySet());
+        ours.forEach((id, rowId) -> assertEquals(id, rowId, "row id of " + id));
+        assertEquals(ours, icebergRowIds(iceberg));
+
+        // Compaction moves the rows; their ids move with them, for both readers.
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(2, table.rewriteDataFiles(10_000).filesRewritten());
+            assertEquals(ours, rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64)));
+        }
+        iceberg.refresh();
+        assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet());
+        assertEquals(ours, icebergRowIds(iceberg));
+    }
+
+    @Test
+    void hyperStreamReadsIcebergJavasFormatVersion3TablesAndTheirDeletionVectors() throws Exception {
+        String location = dir.resolve("their-v3").toString();
+        org.apache.iceberg.Schema schema = theirSchema();
+        Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(),
+                Map.of("format-version", "3"), location);
+        DataFile first = writeWithIceberg(iceberg, location + "/data/first.parquet", 0, 100);
+        iceberg.newAppend().appendFile(first).commit();
+        iceberg.newAppend().appendFile(writeWithIceberg(iceberg, location + "/data/second.parquet", 100, 150)).commit();
+        org.apache.iceberg.deletes.BaseDVFileWriter dvs = new org.apache.iceberg.deletes.BaseDVFileWriter(
+                org.apache.iceberg.io.OutputFileFactory.builderFor(iceberg, 1, 1).format(FileFormat.PUFFIN).build(), path -> null);
+        try (dvs) {
+            for (long position : new long[] {0, 7, 99}) {
+                dvs.delete(first.location(), position, iceberg.spec(), null);
+            }
+        }
+        org.apache.iceberg.RowDelta delta = iceberg.newRowDelta();
+        dvs.result().deleteFiles().forEach(delta::addDeletes);
+        delta.commit();
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            Map<Long, Long> rowIds = rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64));
+            assertEquals(147, rowIds.size());
+            assertTrue(!rowIds.containsKey(0L) && !rowIds.containsKey(7L) && !rowIds.containsKey(99L));
+            rowIds.forEach((id, rowId) -> assertEquals(id, rowId, "their row ids, inherited from their manifests"));
+            // Our delete folds their vector into ours; our append takes ids after theirs.
+            assertEquals(2, table.deleteWhere(Filters.in("id", List.of(7L, 8L, 120L))).deletedRows());
+            table.append(allocator, rows(500, 510, new Schema(arrowSchema().getFields().subList(0, 3))));
+        }
+        iceberg.refresh();
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(155, rows.size());
+        assertTrue(!rows.containsKey(8L) && !rows.containsKey(120L) && !rows.containsKey(0L) && rows.containsKey(505L));
+        assertEquals(150L, iceberg.currentSnapshot().firstRowId());
+        for (org.apache.iceberg.DeleteFile file : iceberg.currentSnapshot().removedDeleteFiles(iceberg.io())) {
+            assertTrue(org.apache.iceberg.util.ContentFileUtil.isDV(file), "their vector, replaced by ours");
+        }
+        Map<Long, Long> theirs = icebergRowIds(iceberg);
+        assertEquals(155L, theirs.get(505L));
+    }
+
+    /** id -> _row_id of a native read of those two columns. */
+    private static Map<Long, Long> rowIds(ArrowReader reader) throws Exception {
+        Map<Long, Long> rows = new TreeMap<>();
+        try (reader) {
+            while (reader.loadNextBatch()) {
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                BigIntVector ids = (BigIntVector) root.getVector("id");
+                BigIntVector rowIds = (BigIntVector) root.getVector("_row_id");
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    rows.put(ids.get(i), rowIds.get(i));
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** id -> _row_id as Iceberg Java's generic reader reads them. */
+    private static Map<Long, Long> icebergRowIds(Table iceberg) throws Exception {
+        org.apache.iceberg.Schema projection = new org.apache.iceberg.Schema(iceberg.schema().findField("id"),
+                org.apache.iceberg.MetadataColumns.ROW_ID);
+        Map<Long, Long> rows = new TreeMap<>();
+        try (CloseableIterable<Record> records = IcebergGenerics.read(iceberg).project(projection).build()) {
+            for (Record record : records) {
+                rows.put((Long) record.getField("id"), (Long) record.getField("_row_id"));
+            }
+        }
+        return rows;
+    }
+
+    @Test
     void hyperStreamAppliesIcebergJavasPositionDeletesAndRefusesEqualityDeletes() throws Exception {
         String location = dir.resolve("their-deletes").toString();
         org.apache.iceberg.Schema schema = theirSchema();
