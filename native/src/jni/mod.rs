@@ -819,6 +819,20 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_layoutNative<'l>(
     })
 }
 
+/// The table's Iceberg format version (2, or 3 with row lineage).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_formatVersionNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jint {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let version = lock(&cell).metadata().format_version;
+        Ok(jint::from(version))
+    })
+}
+
 /// How a scan of `files` filtered by `filter` (JSON, or null) prunes: the counts of `ScanExplain`
 /// in declaration order (a long[]) and the files that hold a row to read (a String[]).
 #[unsafe(no_mangle)]

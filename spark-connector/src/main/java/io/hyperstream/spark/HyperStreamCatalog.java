@@ -229,9 +229,9 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         Map<String, String> kept = new HashMap<>();
         for (Map.Entry<String, String> p : properties.entrySet()) {
             String key = p.getKey();
-            if (key.startsWith("hyperstream.") || key.startsWith("write.parquet.")) {
-                // The table's own settings (hyperstream.write.row-group-rows) and Iceberg's Parquet
-                // write settings (write.parquet.bloom-filter-enabled.column.<name>).
+            if (key.startsWith("hyperstream.") || key.startsWith("write.parquet.") || key.equals(NativeTable.FORMAT_VERSION)) {
+                // The table's own settings (hyperstream.write.row-group-rows), Iceberg's Parquet
+                // write settings (write.parquet.bloom-filter-enabled.column.<name>) and format version.
                 kept.put(key, p.getValue());
             }
             if (key.startsWith("vector.") && key.endsWith(".dimension")) {

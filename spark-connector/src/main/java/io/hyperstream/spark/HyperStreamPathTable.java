@@ -8,7 +8,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
@@ -30,7 +32,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code DELETE FROM} runs natively when every predicate of its condition translates
  * ({@link SparkFilters}): one "delete" snapshot with Iceberg position deletes, no data rewritten.
  */
-final class HyperStreamPathTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+final class HyperStreamPathTable implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsMetadataColumns {
     private final PathOptions options;
     private final StructType schema;
 
@@ -57,13 +59,51 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
         }
     }
 
-    /** The sort order new data files are written in, when the table has one. */
+    /** The table's Iceberg format version, and the sort order new data files are written in, when it has one. */
     @Override
     public Map<String, String> properties() {
         try (NativeTable table = options.openRead()) {
+            Map<String, String> properties = new java.util.HashMap<>();
+            properties.put(NativeTable.FORMAT_VERSION, Integer.toString(table.formatVersion()));
             List<String> order = table.sortOrder();
-            return order.isEmpty() ? Map.of() : Map.of(NativeTable.SORTED_BY, String.join(", ", order));
+            if (!order.isEmpty()) {
+                properties.put(NativeTable.SORTED_BY, String.join(", ", order));
+            }
+            return properties;
         }
+    }
+
+    /**
+     * In a format version 3 table, the row lineage columns: {@code _row_id} and
+     * {@code _last_updated_sequence_number}, read when a query names them.
+     */
+    @Override
+    public MetadataColumn[] metadataColumns() {
+        boolean lineage;
+        try (NativeTable table = options.openRead()) {
+            lineage = table.formatVersion() >= 3;
+        } catch (io.hyperstream.jni.NotFoundException noTableYet) {
+            lineage = false;
+        }
+        if (!lineage) {
+            return new MetadataColumn[0];
+        }
+        return NativeTable.ROW_LINEAGE.stream().map(name -> new MetadataColumn() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public org.apache.spark.sql.types.DataType dataType() {
+                return org.apache.spark.sql.types.DataTypes.LongType;
+            }
+
+            @Override
+            public String comment() {
+                return name.equals("_row_id") ? "the row's id (row lineage)" : "the sequence number of the snapshot that last wrote the row";
+            }
+        }).toArray(MetadataColumn[]::new);
     }
 
     /** A native partition field ({@code bucket(id, 16)}, {@code day(ts)}, {@code category}) as a Spark transform. */

@@ -178,6 +178,30 @@ class SparkCatalogTest {
     }
 
     @Test
+    void formatVersion3TablesHaveRowLineageMetadataColumns() {
+        sql("CREATE NAMESPACE lake.lineage");
+        sql("CREATE TABLE lake.lineage.t (id BIGINT NOT NULL, name STRING) USING hyperstream TBLPROPERTIES ('format-version' = '3')");
+        sql("INSERT INTO lake.lineage.t SELECT id, concat('n', id) FROM range(0, 100)");
+        sql("INSERT INTO lake.lineage.t VALUES (100, 'x')");
+        assertEquals(List.of("id", "name"), List.of(spark.table("lake.lineage.t").schema().fieldNames()), "not among the columns");
+        assertTrue(sql("SHOW TBLPROPERTIES lake.lineage.t").stream().anyMatch(r -> r.getString(0).equals("format-version") && r.getString(1).equals("3")));
+        String lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM lake.lineage.t";
+        Map<Long, List<Long>> before = new java.util.TreeMap<>();
+        sql(lineage).forEach(r -> before.put(r.getLong(0), List.of(r.getLong(1), r.getLong(2))));
+        assertEquals(101, before.values().stream().map(v -> v.get(0)).filter(id -> id >= 0 && id < 101).distinct().count(), "ids 0..100, each once");
+        long firstSequence = before.get(0L).get(1);
+        assertTrue(before.entrySet().stream().allMatch(e -> e.getValue().get(1) == (e.getKey() == 100 ? firstSequence + 1 : firstSequence)));
+        assertEquals(42L, sql("SELECT id FROM lake.lineage.t WHERE _row_id = " + before.get(42L).get(0)).get(0).getLong(0));
+        // A delete (deletion vectors) leaves every other row its id.
+        sql("DELETE FROM lake.lineage.t WHERE id < 10");
+        Map<Long, List<Long>> after = new java.util.TreeMap<>();
+        sql(lineage).forEach(r -> after.put(r.getLong(0), List.of(r.getLong(1), r.getLong(2))));
+        before.keySet().removeIf(id -> id < 10);
+        assertEquals(before, after);
+        sql("DROP NAMESPACE lake.lineage CASCADE");
+    }
+
+    @Test
     void datesTimestampsDecimalsAndBinaryRoundTripAndFilterNatively() {
         sql("CREATE NAMESPACE lake.types");
         sql("CREATE TABLE lake.types.t (id BIGINT NOT NULL, d DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, amount DECIMAL(12,3), "

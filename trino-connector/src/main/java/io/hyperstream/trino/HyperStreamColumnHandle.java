@@ -21,7 +21,9 @@ public record HyperStreamColumnHandle(
         requireNonNull(type, "type is null");
     }
 
+    /** A row lineage column of a format version 3 table is hidden: only a query that names it reads it. */
     public ColumnMetadata toColumnMetadata() {
-        return ColumnMetadata.builder().setName(name).setType(type).setNullable(nullable).build();
+        return ColumnMetadata.builder().setName(name).setType(type).setNullable(nullable)
+                .setHidden(ordinal >= 0 && io.hyperstream.jni.NativeTable.ROW_LINEAGE.contains(name)).build();
     }
 }

@@ -100,7 +100,10 @@ final class HyperStreamConnector implements Connector {
                 listProperty(TableCreation.PARTITIONING,
                         "CREATE TABLE: partition fields, as in ARRAY['category', 'bucket(id, 16)', 'day(ts)'] (also truncate, year, month, hour)"),
                 listProperty(TableCreation.SORTED_BY,
-                        "CREATE TABLE: the order rows are written in, as in ARRAY['id', 'ts DESC NULLS LAST']"));
+                        "CREATE TABLE: the order rows are written in, as in ARRAY['id', 'ts DESC NULLS LAST']"),
+                PropertyMetadata.integerProperty(TableCreation.FORMAT_VERSION,
+                        "CREATE TABLE: the Iceberg format version, 2 or 3 (row lineage: hidden columns _row_id and "
+                                + "_last_updated_sequence_number; deletes as deletion vectors)", 2, false));
     }
 
     /** A table property holding a list of strings, as Trino's Iceberg connector declares them. */

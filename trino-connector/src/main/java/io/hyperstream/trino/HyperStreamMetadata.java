@@ -200,12 +200,15 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     if (!stored.sortOrder().isEmpty()) {
                         properties.put(TableCreation.SORTED_BY, stored.sortOrder());
                     }
+                    if (stored.formatVersion() != 2) {
+                        properties.put(TableCreation.FORMAT_VERSION, stored.formatVersion());
+                    }
                     return null;
                 }
             });
         }
         return new ConnectorTableMetadata(handle.toSchemaTableName(),
-                columns(handle).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList(), properties);
+                columns(handle, true).stream().map(HyperStreamColumnHandle::toColumnMetadata).toList(), properties);
     }
 
     @Override
@@ -233,7 +236,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     public Map<String, ColumnHandle> getColumnHandles(ConnectorSession session, ConnectorTableHandle table) {
         Map<String, ColumnHandle> handles = new LinkedHashMap<>();
         List<HyperStreamColumnHandle> columns = table instanceof HyperStreamArrayHandle array
-                ? ArrayTables.columns(array) : columns((HyperStreamTableHandle) table);
+                ? ArrayTables.columns(array) : columns((HyperStreamTableHandle) table, true);
         for (HyperStreamColumnHandle column : columns) {
             handles.put(column.name(), column);
         }
@@ -765,12 +768,25 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     }
 
     static List<HyperStreamColumnHandle> columns(HyperStreamTableHandle handle) {
+        return columns(handle, false);
+    }
+
+    /**
+     * The table's columns and, with {@code hidden}, in a format version 3 table the hidden row
+     * lineage columns after them ({@code SELECT _row_id, _last_updated_sequence_number} names them;
+     * {@code SELECT *} leaves them out).
+     */
+    static List<HyperStreamColumnHandle> columns(HyperStreamTableHandle handle, boolean hidden) {
         return nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-schema")) {
                 Schema schema;
+                List<String> lineage = List.of();
                 if (handle.isStored()) {
                     try (NativeTable table = handle.openRead()) {
                         schema = table.schema(allocator);
+                        if (hidden && table.formatVersion() >= 3) {
+                            lineage = NativeTable.ROW_LINEAGE;
+                        }
                     }
                 } else {
                     try (SampleTable table = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
@@ -782,6 +798,9 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     Field field = schema.getFields().get(i);
                     columns.add(new HyperStreamColumnHandle(field.getName(), TrinoTypes.toTrinoType(field), i,
                             field.isNullable()));
+                }
+                for (String name : lineage) {
+                    columns.add(new HyperStreamColumnHandle(name, io.trino.spi.type.BigintType.BIGINT, columns.size(), true));
                 }
                 return columns;
             }

@@ -46,6 +46,8 @@ final class TableCreation {
     /** The table properties of the partitioning and sort order (Trino's Iceberg connector's names). */
     static final String PARTITIONING = "partitioning";
     static final String SORTED_BY = "sorted_by";
+    /** The table property of the Iceberg format version: 2, or 3 with row lineage (Trino's Iceberg connector's name). */
+    static final String FORMAT_VERSION = "format_version";
 
     private TableCreation() {}
 
@@ -86,6 +88,9 @@ final class TableCreation {
                 // Iceberg's own property, which its writers honour too.
                 properties.put("write.parquet.bloom-filter-enabled.column." + column, "true");
             }
+        }
+        if (metadata.getProperties().get(FORMAT_VERSION) instanceof Integer version) {
+            properties.put(NativeTable.FORMAT_VERSION, version.toString());
         }
         for (String[] layout : new String[][] {{PARTITIONING, NativeTable.PARTITIONING}, {SORTED_BY, NativeTable.SORTED_BY}}) {
             if (metadata.getProperties().get(layout[0]) instanceof List<?> fields && !fields.isEmpty()) {

@@ -377,6 +377,38 @@ class TestStoredTables {
     }
 
     @Test
+    void formatVersion3TablesKeepHiddenRowIdsThroughDeletesAndCompaction() {
+        runner.execute("CREATE SCHEMA lineage");
+        runner.execute("CREATE TABLE lineage.t (id bigint NOT NULL, name varchar) WITH (format_version = 3)");
+        runner.execute("INSERT INTO lineage.t SELECT x, 'n' || CAST(x AS varchar) FROM UNNEST(sequence(0, 99)) AS u(x)");
+        runner.execute("INSERT INTO lineage.t VALUES (100, 'x'), (101, 'y')");
+        assertTrue(((String) runner.execute("SHOW CREATE TABLE lineage.t").getOnlyValue()).contains("format_version = 3"));
+        assertEquals(List.of("id", "name"), runner.execute("DESCRIBE lineage.t").getMaterializedRows().stream()
+                .map(r -> r.getField(0)).toList(), "hidden from DESCRIBE");
+        assertEquals(2, runner.execute("SELECT * FROM lineage.t LIMIT 1").getMaterializedRows().get(0).getFieldCount());
+        String lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM lineage.t";
+        Map<Long, List<Long>> before = new java.util.TreeMap<>();
+        runner.execute(lineage).getMaterializedRows().forEach(r -> before.put((Long) r.getField(0), List.of((Long) r.getField(1), (Long) r.getField(2))));
+        assertEquals(102, before.size());
+        assertEquals(102, before.values().stream().map(v -> v.get(0)).filter(id -> id >= 0 && id < 102).distinct().count(), "ids 0..101, each once");
+        long firstSequence = before.get(0L).get(1);
+        assertTrue(before.entrySet().stream().allMatch(e -> e.getValue().get(1) == (e.getKey() >= 100 ? firstSequence + 1 : firstSequence)));
+        long rowId = before.get(42L).get(0);
+        assertEquals(42L, runner.execute("SELECT id FROM lineage.t WHERE _row_id = " + rowId).getOnlyValue());
+        // Deletes (deletion vectors) and compaction leave every other row its id and sequence number.
+        runner.execute("DELETE FROM lineage.t WHERE id < 10 OR id = 100");
+        runner.execute("CALL lake.system.rewrite_data_files('lineage', 't')");
+        Map<Long, List<Long>> after = new java.util.TreeMap<>();
+        runner.execute(lineage).getMaterializedRows().forEach(r -> after.put((Long) r.getField(0), List.of((Long) r.getField(1), (Long) r.getField(2))));
+        before.keySet().removeIf(id -> id < 10 || id == 100);
+        assertEquals(before, after);
+        runner.execute("DROP SCHEMA lineage CASCADE");
+        RuntimeException e = assertThrows(RuntimeException.class,
+                () -> runner.execute("CREATE TABLE db.v4 (id bigint) WITH (format_version = 4)"));
+        assertTrue(e.getMessage().contains("format-version must be 2 or 3"), e.getMessage());
+    }
+
+    @Test
     void maintenanceProceduresCompactAndRollBack() {
         runner.execute("CREATE SCHEMA maint");
         runner.execute("CREATE TABLE maint.t (id bigint NOT NULL, name varchar)");

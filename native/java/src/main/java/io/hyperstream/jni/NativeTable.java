@@ -383,6 +383,21 @@ public final class NativeTable extends NativeHandle {
         return List.of(call(h -> layoutNative(h, 1)));
     }
 
+    /**
+     * The row lineage columns of a format version 3 table, which a read names to get them (they are
+     * not among the schema's columns): each row's id and the sequence number of the snapshot that
+     * last wrote it. Both are longs.
+     */
+    public static final List<String> ROW_LINEAGE = List.of("_row_id", "_last_updated_sequence_number");
+
+    /** The creation property of the table's Iceberg format version: 2 (the default) or 3 (row lineage). */
+    public static final String FORMAT_VERSION = "format-version";
+
+    /** The table's Iceberg format version: 2, or 3 with row lineage ({@link #ROW_LINEAGE}) and deletion vectors. */
+    public int formatVersion() {
+        return call(h -> formatVersionNative(h));
+    }
+
     /** The columns with a scalar index, in table order. */
     public List<String> scalarIndexes() {
         return List.of(call(h -> scalarIndexesNative(h)));
@@ -516,6 +531,8 @@ public final class NativeTable extends NativeHandle {
     private static native String[] writeDataFilesNative(long handle, long streamAddress);
 
     private static native String[] layoutNative(long handle, int which);
+
+    private static native int formatVersionNative(long handle);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 

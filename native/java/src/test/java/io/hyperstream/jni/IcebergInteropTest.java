@@ -312,6 +312,12 @@ class IcebergInteropTest {
         iceberg.refresh();
         assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet());
         assertEquals(ours, icebergRowIds(iceberg));
+        String python = System.getProperty("hyperstream.test.python", "");
+        if (!python.isBlank()) {
+            String metadata = ((org.apache.iceberg.HasTableOperations) iceberg).operations().current().metadataFileLocation().replaceFirst("^file:", "");
+            assertEquals(left, pyiceberg(python, metadata, null).stream()
+                    .map(r -> ((Number) r.get("id")).longValue()).collect(java.util.stream.Collectors.toSet()));
+        }
     }
 
     @Test
