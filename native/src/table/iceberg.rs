@@ -22,7 +22,7 @@ use bytes::Bytes;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use super::manifest::{
@@ -58,10 +58,39 @@ pub const BLOOM_ENABLED_PREFIX: &str = "write.parquet.bloom-filter-enabled.colum
 pub const BLOOM_FPP_PREFIX: &str = "write.parquet.bloom-filter-fpp.column.";
 const DEFAULT_BLOOM_FPP: f64 = 0.01;
 
-/// Refuses a bloom filter probability outside (0, 1).
+/// Iceberg's table properties of the data files' Parquet codec (zstd, as Iceberg's default) and its
+/// level (zstd 1 to 22, 1 by default; gzip 0 to 9, 6 by default).
+pub const COMPRESSION_CODEC: &str = "write.parquet.compression-codec";
+pub const COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
+
+/// The Parquet compression table `properties` ask for.
+fn compression(properties: &BTreeMap<String, String>) -> Result<Compression> {
+    let level = match properties.get(COMPRESSION_LEVEL) {
+        None => None,
+        Some(v) => Some(v.trim().parse::<i32>().map_err(|_| Error::invalid(format!("table property {COMPRESSION_LEVEL} must be an integer, got '{v}'")))?),
+    };
+    let bad_level = |e: parquet::errors::ParquetError| Error::invalid(format!("table property {COMPRESSION_LEVEL}: {e}"));
+    let codec = properties.get(COMPRESSION_CODEC).map_or("zstd", |v| v.trim());
+    Ok(match codec.to_ascii_lowercase().as_str() {
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(level.unwrap_or(1)).map_err(bad_level)?),
+        "snappy" => Compression::SNAPPY,
+        "gzip" => Compression::GZIP(GzipLevel::try_new(level.unwrap_or(6).max(0) as u32).map_err(bad_level)?),
+        "uncompressed" => Compression::UNCOMPRESSED,
+        _ => {
+            return Err(Error::invalid(format!(
+                "table property {COMPRESSION_CODEC} must be zstd, snappy, gzip or uncompressed, got '{codec}'"
+            )))
+        }
+    })
+}
+
+/// Refuses a bloom filter probability outside (0, 1), and a codec or level that does not exist.
 fn check_write_property(key: &str, value: &str) -> Result<()> {
     if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
         return Err(Error::invalid(format!("table property {key} must be a probability between 0 and 1, got '{value}'")));
+    }
+    if key == COMPRESSION_CODEC || key == COMPRESSION_LEVEL {
+        compression(&BTreeMap::from([(key.to_owned(), value.to_owned())]))?;
     }
     Ok(())
 }
@@ -564,7 +593,8 @@ impl Table {
         };
         let scalar = self.scalar_indexes();
         let blooms = self.bloom_columns(schema)?;
-        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(schema, reader, row_group_rows, &scalar, &blooms)?;
+        let codec = compression(&self.metadata.properties)?;
+        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(schema, reader, row_group_rows, codec, &scalar, &blooms)?;
         if stats.rows == 0 {
             return Err(Error::invalid("nothing to append: the stream holds no rows"));
         }
@@ -2026,11 +2056,12 @@ fn write_parquet(
     schema: &SchemaRef,
     reader: impl RecordBatchReader,
     row_group_rows: usize,
+    compression: Compression,
     scalar: &[i32],
     blooms: &[(String, f64)],
 ) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>, Vec<(i32, crate::index::ScalarIndexBuilder)>)> {
     let mut props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
+        .set_compression(compression)
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
         // Pages of at most this many rows (their locations go to the page index): what a row
         // selection skips page by page, so a lookup reads a few small pages of each column.
@@ -3813,6 +3844,38 @@ mod tests {
         let bad = BTreeMap::from([(FORMAT_VERSION.to_owned(), "4".to_owned())]);
         let err = Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
         assert!(matches!(err, Error::InvalidArgument(m) if m.contains("format-version must be 2 or 3")));
+    }
+
+    #[test]
+    fn icebergs_compression_properties_choose_the_codec_of_the_files_written_after() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().join("t").to_str().unwrap().to_owned();
+        let codec_of = |table: &Table, file: &DataFile| {
+            let bytes = table.storage.get(table.storage.relative(&file.file_path).unwrap()).unwrap();
+            SerializedFileReader::new(bytes).unwrap().metadata().row_group(0).column(0).compression()
+        };
+        let properties = BTreeMap::from([(COMPRESSION_CODEC.to_owned(), "Snappy".to_owned())]);
+        let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..10)])).unwrap();
+        table.set_write_properties(&[(COMPRESSION_CODEC.to_owned(), Some("gzip".to_owned())), (COMPRESSION_LEVEL.to_owned(), Some("9".to_owned()))]).unwrap();
+        table.append(reader(vec![batch(10..20)])).unwrap();
+        table.set_write_properties(&[(COMPRESSION_CODEC.to_owned(), None), (COMPRESSION_LEVEL.to_owned(), None)]).unwrap();
+        table.append(reader(vec![batch(20..30)])).unwrap();
+        let mut files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        files.sort_by_key(|f| f.lower_bounds[&1].clone());
+        // (A file records its codec, not the level it was written at.)
+        let codecs: Vec<String> = files.iter().map(|f| format!("{:?}", codec_of(&table, f)).split('(').next().unwrap().to_owned()).collect();
+        assert_eq!(codecs, ["SNAPPY", "GZIP", "ZSTD"]);
+        assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..30).collect::<Vec<_>>());
+        // Refused by name, changing nothing.
+        for (key, value, says) in [(COMPRESSION_CODEC, "brotli9", "zstd, snappy, gzip or uncompressed"), (COMPRESSION_LEVEL, "high", "an integer"), (COMPRESSION_LEVEL, "99", "compression-level")] {
+            let err = table.set_write_properties(&[(key.to_owned(), Some(value.to_owned()))]).unwrap_err();
+            assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
+            let err = Table::create(dir.path().join("u").to_str().unwrap(), &schema(), BTreeMap::from([(key.to_owned(), value.to_owned())]), &HashMap::new()).err().unwrap();
+            assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
+        }
+        assert!(!table.metadata().properties.contains_key(COMPRESSION_CODEC));
     }
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {

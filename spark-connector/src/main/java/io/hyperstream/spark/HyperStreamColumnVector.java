@@ -1,41 +1,54 @@
 package io.hyperstream.spark;
 
-import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.TimeStampVector;
-import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarBinaryVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
 import org.apache.spark.sql.vectorized.ColumnarMap;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * A Spark {@link ColumnVector} over an Arrow vector. Spark's own {@code ArrowColumnVector} takes
  * Spark's bundled (unrelocated) Arrow classes and rejects fixed-size lists, so the connector, whose
- * Arrow is relocated, brings its own. Values are read in place from the Arrow buffers; strings are
- * {@link UTF8String} views over them.
+ * Arrow is relocated, brings its own. Values are read in place from the Arrow buffers, at their
+ * addresses (as Spark's own off-heap vectors read theirs: Arrow's checked getters cost a bounds and
+ * a null check per value, which made scans slower than Spark's Parquet reader); strings are
+ * {@link UTF8String} views over them. The buffers live as long as the batch, which is all Spark
+ * reads them for.
  */
 final class HyperStreamColumnVector extends ColumnVector {
     private final ValueVector vector;
     private final HyperStreamColumnVector elements;
     private final int listSize;
+    /** Whether any value is null; then the address of the validity bitmap. */
+    private final boolean anyNull;
+    private final long validity;
+    /** The address of the values (fixed width: the value buffer; strings: the data buffer), and of a string column's offsets. */
+    private final long values;
+    private final long offsets;
 
     private HyperStreamColumnVector(ValueVector vector) {
         super(SparkTypes.toDataType(vector.getField()));
         this.vector = vector;
+        this.anyNull = vector.getNullCount() > 0;
+        this.validity = anyNull ? vector.getValidityBuffer().memoryAddress() : 0;
+        if (vector instanceof BaseFixedWidthVector fixed) {
+            this.values = fixed.getDataBuffer().memoryAddress();
+            this.offsets = 0;
+        } else if (vector instanceof BaseVariableWidthVector variable) {
+            this.values = variable.getDataBuffer().memoryAddress();
+            this.offsets = variable.getOffsetBuffer().memoryAddress();
+        } else {
+            this.values = 0;
+            this.offsets = 0;
+        }
         if (vector instanceof FixedSizeListVector list) {
             this.elements = new HyperStreamColumnVector(list.getDataVector());
             this.listSize = list.getListSize();
@@ -56,7 +69,7 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public boolean hasNull() {
-        return vector.getNullCount() > 0;
+        return anyNull;
     }
 
     @Override
@@ -66,56 +79,58 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public boolean isNullAt(int rowId) {
-        return vector.isNull(rowId);
+        return anyNull && !bit(validity, rowId);
+    }
+
+    private static boolean bit(long bitmap, int index) {
+        return (Platform.getByte(null, bitmap + (index >>> 3)) & (1 << (index & 7))) != 0;
     }
 
     @Override
     public boolean getBoolean(int rowId) {
-        return ((BitVector) vector).get(rowId) == 1;
+        return bit(values, rowId);
     }
 
     @Override
     public byte getByte(int rowId) {
-        return ((TinyIntVector) vector).get(rowId);
+        return Platform.getByte(null, values + rowId);
     }
 
     @Override
     public short getShort(int rowId) {
-        return ((SmallIntVector) vector).get(rowId);
+        return Platform.getShort(null, values + 2L * rowId);
     }
 
+    /** An int, or a date (Spark holds one as its day number, as Arrow's date32 does). */
     @Override
     public int getInt(int rowId) {
-        // Spark holds a date as its day number.
-        return vector instanceof DateDayVector days ? days.get(rowId) : ((IntVector) vector).get(rowId);
+        return Platform.getInt(null, values + 4L * rowId);
     }
 
+    /** A long, or a timestamp (Spark holds one as microseconds since the epoch, as Iceberg does). */
     @Override
     public long getLong(int rowId) {
-        // Spark holds a timestamp as microseconds since the epoch, as Iceberg does.
-        return vector instanceof TimeStampVector micros ? micros.get(rowId) : ((BigIntVector) vector).get(rowId);
+        return Platform.getLong(null, values + 8L * rowId);
     }
 
     @Override
     public float getFloat(int rowId) {
-        return ((Float4Vector) vector).get(rowId);
+        return Platform.getFloat(null, values + 4L * rowId);
     }
 
     @Override
     public double getDouble(int rowId) {
-        return ((Float8Vector) vector).get(rowId);
+        return Platform.getDouble(null, values + 8L * rowId);
     }
 
     @Override
     public UTF8String getUTF8String(int rowId) {
-        if (vector.isNull(rowId)) {
+        if (isNullAt(rowId)) {
             return null;
         }
-        VarCharVector strings = (VarCharVector) vector;
-        ArrowBuf offsets = strings.getOffsetBuffer();
-        int start = offsets.getInt((long) rowId * VarCharVector.OFFSET_WIDTH);
-        int end = offsets.getInt((long) (rowId + 1) * VarCharVector.OFFSET_WIDTH);
-        return UTF8String.fromAddress(null, strings.getDataBuffer().memoryAddress() + start, end - start);
+        int start = Platform.getInt(null, offsets + 4L * rowId);
+        int end = Platform.getInt(null, offsets + 4L * (rowId + 1));
+        return UTF8String.fromAddress(null, values + start, end - start);
     }
 
     @Override

@@ -64,7 +64,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
         } catch (NotFoundException missing) {
             try (BufferAllocator allocator = Allocators.child("spark-create")) {
                 return NativeTable.create(options.path(), SparkTypes.toArrowSchema(schema, options.vectors()),
-                        java.util.Map.of(), options.storage(), allocator);
+                        options.creation(), options.storage(), allocator);
             } catch (InvalidArgumentException raced) {
                 // Another writer created it first.
                 return NativeTable.load(options.path(), options.storage());

@@ -16,6 +16,8 @@ import java.util.Map;
  *   <tr><td>snapshot-id</td><td>read the table as of this snapshot (time travel)</td></tr>
  *   <tr><td>as-of-timestamp</td><td>read the snapshot current at this time, in epoch milliseconds</td></tr>
  *   <tr><td>vector.&lt;column&gt;.dimension</td><td>on create: store {@code array<float>} column as a vector of this length</td></tr>
+ *   <tr><td>format-version, write.parquet.*</td><td>on create: the table's Iceberg format version (2 or 3) and
+ *       Parquet write properties (e.g. {@code write.parquet.compression-codec}), as table properties</td></tr>
  *   <tr><td>batch.rows</td><td>rows per columnar batch, read and write (8192)</td></tr>
  *   <tr><td>storage.&lt;key&gt;</td><td>object-store settings passed to the native library (e.g. storage.aws_endpoint)</td></tr>
  *   <tr><td>vector.search.column</td><td>read only the rows nearest a query vector in this vector column, nearest first, with their {@code _distance}</td></tr>
@@ -32,7 +34,8 @@ import java.util.Map;
  * </table>
  */
 record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
-        HashMap<String, String> storage, VectorOption search, long efSearch, HashMap<String, String> indexes)
+        HashMap<String, String> storage, VectorOption search, long efSearch, HashMap<String, String> indexes,
+        HashMap<String, String> creation)
         implements Serializable {
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
@@ -65,6 +68,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         long searchK = 10;
         long efSearch = 0;
         HashMap<String, String> indexes = new HashMap<>();
+        HashMap<String, String> creation = new HashMap<>();
         for (Map.Entry<String, String> e : options.entrySet()) {
             String key = e.getKey().toLowerCase(Locale.ROOT);
             String value = e.getValue();
@@ -100,11 +104,13 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 vectors.put(column, (int) parse(key, value));
             } else if (key.startsWith("storage.")) {
                 storage.put(e.getKey().substring("storage.".length()), value);
+            } else if (key.equals(NativeTable.FORMAT_VERSION) || key.startsWith("write.parquet.")) {
+                creation.put(e.getKey(), value);
             } else {
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
                         + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
-                        + "vector.search.ef, vector.<column>.index");
+                        + "vector.search.ef, vector.<column>.index, format-version, write.parquet.*");
             }
         }
         if (snapshotId >= 0 && asOf >= 0) {
@@ -115,7 +121,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         }
         VectorOption search = searchColumn == null ? null
                 : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch);
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes);
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes, creation);
     }
 
     private static float[] parseVector(String value) {
