@@ -12,21 +12,24 @@ use crate::{Error, Result};
 /// Where a batched search runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// CUDA when it is compiled in, a device answers and the batch is large enough to pay for copying
-    /// the vectors over; the CPU otherwise.
+    /// A GPU when one is compiled in, answers (CUDA first, then a wgpu device that is not a software
+    /// driver) and the batch is large enough to pay for copying the vectors over; the CPU otherwise.
     Auto,
     Cpu,
     Cuda,
+    /// wgpu (WGSL compute: Vulkan, Metal, DX12, or a software Vulkan driver).
+    Wgpu,
 }
 
 impl Backend {
-    /// Parses `auto`, `cpu` or `cuda` (case-insensitive).
+    /// Parses `auto`, `cpu`, `cuda` or `wgpu` (case-insensitive).
     pub fn parse(name: &str) -> Result<Backend> {
         match name.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(Backend::Auto),
             "cpu" => Ok(Backend::Cpu),
             "cuda" => Ok(Backend::Cuda),
-            other => Err(Error::invalid(format!("unknown search backend '{other}' (known: auto, cpu, cuda)"))),
+            "wgpu" => Ok(Backend::Wgpu),
+            other => Err(Error::invalid(format!("unknown search backend '{other}' (known: auto, cpu, cuda, wgpu)"))),
         }
     }
 }
@@ -36,7 +39,7 @@ impl Backend {
 pub struct BatchResult {
     /// Per query, the nearest rows first.
     pub neighbors: Vec<Vec<Neighbor>>,
-    /// `cpu` or `cuda`.
+    /// `cpu`, `cuda` or `wgpu`.
     pub backend: &'static str,
 }
 
@@ -55,15 +58,18 @@ pub fn batch_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f
         return Err(Error::invalid("vector search needs at least one query vector"));
     }
     let checked = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<Vec<_>>>()?;
-    let use_cuda = match backend {
-        Backend::Cpu => false,
-        Backend::Cuda => true,
-        Backend::Auto => cfg!(feature = "cuda") && queries.len().saturating_mul(vectors.len()) >= AUTO_GPU_MIN_WORK && cuda_answers(),
+    let large = queries.len().saturating_mul(vectors.len()) >= AUTO_GPU_MIN_WORK;
+    let chosen = match backend {
+        Backend::Auto if large && cfg!(feature = "cuda") && cuda_answers() => Backend::Cuda,
+        Backend::Auto if large && cfg!(feature = "wgpu") && wgpu_answers() => Backend::Wgpu,
+        Backend::Auto => Backend::Cpu,
+        chosen => chosen,
     };
-    if use_cuda {
-        return Ok(BatchResult { neighbors: cuda_top_k(vectors, dim, metric, queries, k)?, backend: "cuda" });
-    }
-    Ok(BatchResult { neighbors: cpu_top_k(&checked, vectors, k), backend: "cpu" })
+    Ok(match chosen {
+        Backend::Cuda => BatchResult { neighbors: cuda_top_k(vectors, dim, metric, queries, k)?, backend: "cuda" },
+        Backend::Wgpu => BatchResult { neighbors: wgpu_top_k(vectors, dim, metric, queries, k)?, backend: "wgpu" },
+        _ => BatchResult { neighbors: cpu_top_k(&checked, vectors, k), backend: "cpu" },
+    })
 }
 
 /// Rows per task of a batched CPU search: a block small enough to stay in a core's cache while every
@@ -118,6 +124,28 @@ fn cuda_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>],
 #[cfg(not(feature = "cuda"))]
 fn cuda_top_k(_: &[f32], _: usize, _: Metric, _: &[Vec<f32>], _: usize) -> Result<Vec<Vec<Neighbor>>> {
     Err(Error::invalid("the CUDA backend is not compiled into this library (build with --features cuda)"))
+}
+
+/// Whether a wgpu device that is not a software driver answers (a software one is never faster
+/// than the CPU path, so `Auto` does not pick it).
+#[cfg(feature = "wgpu")]
+fn wgpu_answers() -> bool {
+    super::wgpu_backend::device().is_ok_and(|d| !d.is_software())
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_answers() -> bool {
+    false
+}
+
+#[cfg(feature = "wgpu")]
+fn wgpu_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+    super::wgpu_backend::device()?.top_k(vectors, dim, metric, queries, k)
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_top_k(_: &[f32], _: usize, _: Metric, _: &[Vec<f32>], _: usize) -> Result<Vec<Vec<Neighbor>>> {
+    Err(Error::invalid("the wgpu backend is not compiled into this library (build with --features wgpu)"))
 }
 
 /// One backend's probe result.
@@ -196,14 +224,13 @@ fn probe_cuda() -> BackendStatus {
 
 #[cfg(feature = "wgpu")]
 fn probe_wgpu() -> BackendStatus {
+    // Opening the device also compiles the shader, so "available" means a search can run.
     let outcome = guarded(|| {
-        let instance = wgpu::Instance::default();
-        let adapter = crate::runtime::block_on(
-            instance.request_adapter(&wgpu::RequestAdapterOptions::default()),
-        )
-        .map_err(|e| e.to_string())?;
-        let info = adapter.get_info();
-        Ok(format!("{} via {:?}", info.name, info.backend))
+        let device = super::wgpu_backend::device().map_err(|e| e.to_string())?;
+        Ok(match device.is_software() {
+            true => format!("{} (a software driver: auto searches stay on the CPU)", device.name()),
+            false => device.name().to_owned(),
+        })
     });
     status("wgpu", true, outcome)
 }
@@ -260,6 +287,10 @@ mod tests {
         if !cfg!(feature = "cuda") {
             let err = batch_top_k(&vectors, 3, Metric::L2, &[vec![0.0; 3]], 1, Backend::Cuda).unwrap_err();
             assert!(err.to_string().contains("--features cuda"), "{err}");
+        }
+        if !cfg!(feature = "wgpu") {
+            let err = batch_top_k(&vectors, 3, Metric::L2, &[vec![0.0; 3]], 1, Backend::Wgpu).unwrap_err();
+            assert!(err.to_string().contains("--features wgpu"), "{err}");
         }
     }
 }

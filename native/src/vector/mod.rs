@@ -10,6 +10,8 @@ pub mod metric;
 pub mod search;
 pub mod sidecar;
 pub mod topk;
+#[cfg(feature = "wgpu")]
+pub mod wgpu_backend;
 
 pub use metric::{FloatQuery, Metric};
 pub use search::{search_batches, IndexUse, VectorSearch, DISTANCE_COLUMN};
