@@ -429,6 +429,25 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createNative<'l>(
     })
 }
 
+/// CREATE OR REPLACE TABLE: the table redefined with the columns of the exported schema and the
+/// creation properties given, without rows, in one snapshot; returns it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_replaceNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let schema = import_schema(schema_address)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let cell = table_of(handle)?;
+        let snapshot = lock(&cell).replace(&schema, properties)?;
+        Ok(snapshot)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
     mut env: EnvUnowned<'l>,

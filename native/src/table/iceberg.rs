@@ -29,7 +29,7 @@ use super::manifest::{
     read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry, ManifestFile,
     STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
 };
-use super::metadata::{MetadataLogEntry, Snapshot, SortOrder, TableMetadata};
+use super::metadata::{MetadataLogEntry, PartitionSpec, Snapshot, SortField, SortOrder, TableMetadata};
 use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, Layout, PartitionPruner};
 use super::lineage;
 use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
@@ -157,6 +157,57 @@ pub struct Table {
     pinned: Option<i64>,
 }
 
+/// A table definition as CREATE TABLE declares it: the Iceberg schema (field ids from
+/// `first_id + 1`), the properties to keep (vector dimensions and scalar indexes by field id, write
+/// properties), the partition spec and sort order, and the format version asked for.
+struct Definition {
+    schema: Schema,
+    properties: BTreeMap<String, String>,
+    spec: Option<PartitionSpec>,
+    order: Option<Vec<SortField>>,
+    format_version: Option<u8>,
+}
+
+impl Definition {
+    fn of(schema: &ArrowSchema, mut properties: BTreeMap<String, String>, first_id: i32) -> Result<Definition> {
+        if let Some(v) = properties.get(ROW_GROUP_ROWS) {
+            if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
+                return Err(Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'")));
+            }
+        }
+        for (key, value) in &properties {
+            check_write_property(key, value)?;
+        }
+        let (iceberg, vectors) = Schema::from_arrow(schema)?;
+        let iceberg = iceberg.shifted(first_id);
+        for (id, dim) in vectors {
+            properties.insert(vector_property(id + first_id), dim.to_string());
+        }
+        let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
+        if let Some(names) = properties.remove(INDEX_COLUMNS) {
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let field = with_ids
+                    .field_with_name(name)
+                    .map_err(|_| Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema")))?;
+                if !crate::index::indexable(field.data_type()) {
+                    return Err(Error::invalid(format!("{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index", field.data_type())));
+                }
+                let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
+                properties.insert(scalar_index_property(id), "inverted".to_owned());
+            }
+        }
+        let spec = properties.remove(PARTITIONING).map(|text| parse_partitioning(&text, &with_ids)).transpose()?;
+        let order = properties.remove(SORTED_BY).map(|text| parse_sort_order(&text, &with_ids)).transpose()?;
+        let format_version = match properties.remove(FORMAT_VERSION).as_deref().map(str::trim) {
+            None => None,
+            Some("2") => Some(2),
+            Some("3") => Some(3),
+            Some(other) => return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'"))),
+        };
+        Ok(Definition { schema: iceberg, properties, spec, order, format_version })
+    }
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -172,62 +223,76 @@ impl Table {
     pub fn create(
         location: &str,
         schema: &ArrowSchema,
-        mut properties: BTreeMap<String, String>,
+        properties: BTreeMap<String, String>,
         options: &HashMap<String, String>,
     ) -> Result<Self> {
-        if let Some(v) = properties.get(ROW_GROUP_ROWS) {
-            if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
-                return Err(Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'")));
-            }
-        }
-        for (key, value) in &properties {
-            check_write_property(key, value)?;
-        }
         let storage = Storage::open(location, options)?;
-        let (iceberg, vectors) = Schema::from_arrow(schema)?;
-        for (id, dim) in vectors {
-            properties.insert(vector_property(id), dim.to_string());
-        }
-        if let Some(names) = properties.remove(INDEX_COLUMNS) {
-            let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
-            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                let field = with_ids
-                    .field_with_name(name)
-                    .map_err(|_| Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema")))?;
-                if !crate::index::indexable(field.data_type()) {
-                    return Err(Error::invalid(format!("{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index", field.data_type())));
-                }
-                let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
-                properties.insert(scalar_index_property(id), "inverted".to_owned());
-            }
-        }
-        let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
-        let spec = properties.remove(PARTITIONING).map(|text| parse_partitioning(&text, &with_ids)).transpose()?;
-        let order = properties.remove(SORTED_BY).map(|text| parse_sort_order(&text, &with_ids)).transpose()?;
-        let format_version = match properties.remove(FORMAT_VERSION).as_deref().map(str::trim) {
-            None | Some("2") => 2,
-            Some("3") => 3,
-            Some(other) => return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'"))),
-        };
+        let definition = Definition::of(schema, properties, 0)?;
         let uuid = uuid::Uuid::new_v4().to_string();
-        let mut metadata = TableMetadata::new_table(storage.location(), &uuid, iceberg, properties, now_ms())?;
-        if format_version == 3 {
-            metadata.format_version = 3;
-            metadata.next_row_id = Some(0);
-        }
-        if let Some(spec) = spec.filter(|s| !s.fields.is_empty()) {
+        let mut metadata = TableMetadata::new_table(storage.location(), &uuid, definition.schema, definition.properties, now_ms())?;
+        if let Some(spec) = definition.spec.filter(|s| !s.fields.is_empty()) {
             metadata.last_partition_id = spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
             metadata.partition_specs = vec![spec];
         }
-        if let Some(fields) = order.filter(|o| !o.is_empty()) {
+        if let Some(fields) = definition.order.filter(|o| !o.is_empty()) {
             metadata.sort_orders.push(SortOrder { order_id: 1, fields });
             metadata.default_sort_order_id = 1;
+        }
+        if definition.format_version == Some(3) {
+            metadata.format_version = 3;
+            metadata.next_row_id = Some(0);
         }
         if !storage.put_if_absent(&metadata_file(1), Bytes::from(metadata.to_json()?))? {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
         }
         storage.put(VERSION_HINT, Bytes::from_static(b"1"))?;
         Ok(Self { storage, metadata, version: 1, pinned: None })
+    }
+
+    /// Replaces the table's definition and rows in one snapshot (CREATE OR REPLACE TABLE): the
+    /// columns of `schema` (with fresh field ids), the partitioning, sort order, indexes and write
+    /// properties `properties` declare (as [`Table::create`] takes them, merged over the table's
+    /// properties), and no rows. The snapshots before it stay for time travel, each read under its
+    /// own schema. Returns the new snapshot's id.
+    pub fn replace(&mut self, schema: &ArrowSchema, properties: BTreeMap<String, String>) -> Result<i64> {
+        self.writable()?;
+        Definition::of(schema, properties.clone(), 0)?; // refused before anything is written
+        let redefine = |next: &mut TableMetadata| -> Result<()> {
+            let definition = Definition::of(schema, properties.clone(), next.last_column_id)?;
+            if definition.format_version.is_some_and(|v| v != next.format_version) {
+                return Err(Error::invalid(format!("a replacement keeps the table's format version {}", next.format_version)));
+            }
+            let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+            next.last_column_id = next.last_column_id.max(definition.schema.highest_field_id());
+            next.current_schema_id = schema_id;
+            next.schemas.push(Schema { schema_id, ..definition.schema });
+            next.properties.extend(definition.properties);
+            // A new spec (its fields numbered past every partition field so far), unless an
+            // unpartitioned one is wanted and there is one.
+            let mut fields = definition.spec.map(|s| s.fields).unwrap_or_default();
+            match next.partition_specs.iter().find(|s| fields.is_empty() && s.fields.is_empty()) {
+                Some(unpartitioned) => next.default_spec_id = unpartitioned.spec_id,
+                None => {
+                    for field in &mut fields {
+                        next.last_partition_id += 1;
+                        field.field_id = next.last_partition_id;
+                    }
+                    let spec_id = next.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+                    next.partition_specs.push(PartitionSpec { spec_id, fields });
+                    next.default_spec_id = spec_id;
+                }
+            }
+            next.default_sort_order_id = match definition.order.filter(|o| !o.is_empty()) {
+                None => 0,
+                Some(fields) => {
+                    let order_id = next.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
+                    next.sort_orders.push(SortOrder { order_id, fields });
+                    order_id
+                }
+            };
+            Ok(())
+        };
+        self.commit_snapshot_with("overwrite", Vec::new(), &redefine)
     }
 
     /// Opens the latest version of the table at `location`.
@@ -1011,6 +1076,12 @@ impl Table {
     /// Commits a snapshot that adds `added` on top of the current snapshot's files ("append"), or in
     /// place of them ("overwrite": they and their delete files are listed as deleted).
     fn commit_snapshot(&mut self, operation: &str, added: Vec<DataFile>) -> Result<i64> {
+        self.commit_snapshot_with(operation, added, &|_| Ok(()))
+    }
+
+    /// As [`Table::commit_snapshot`], with `redefine` applied to the metadata the snapshot is
+    /// committed in (a replacement's new schema, spec and order), the same commit.
+    fn commit_snapshot_with(&mut self, operation: &str, added: Vec<DataFile>, redefine: &dyn Fn(&mut TableMetadata) -> Result<()>) -> Result<i64> {
         let overwrite = operation == "overwrite";
         let mut change = Change::new(&self.metadata);
         // The manifest of the added files does not depend on the parent: it is written once and
@@ -1049,7 +1120,7 @@ impl Table {
                 manifests.extend(self.manifests(p)?);
             }
             manifests.extend(written.iter().cloned());
-            if self.commit_manifests(&change, operation, manifests, summary, totals)? {
+            if self.commit_manifests(&change, operation, manifests, summary, totals, redefine)? {
                 return Ok(change.snapshot_id);
             }
             self.discard(&written)?;
@@ -1081,9 +1152,12 @@ impl Table {
         manifests: Vec<ManifestFile>,
         mut summary: BTreeMap<String, String>,
         totals: Totals,
+        redefine: &dyn Fn(&mut TableMetadata) -> Result<()>,
     ) -> Result<bool> {
         let parent = self.metadata.current_snapshot().cloned();
         let snapshot_id = change.snapshot_id;
+        let mut next = self.metadata.clone();
+        redefine(&mut next)?;
         // Row lineage (format version 3): the data manifests new to this snapshot take their
         // first row ids from the table's next-row-id, one per row they add or carry.
         let first_row_id = (self.metadata.format_version >= 3).then(|| self.metadata.next_row_id.unwrap_or(0));
@@ -1109,7 +1183,6 @@ impl Table {
         summary.insert("total-position-deletes".to_owned(), totals.position_deletes.to_string());
         summary.insert("total-equality-deletes".to_owned(), "0".to_owned());
         let now = now_ms().max(self.metadata.last_updated_ms + 1);
-        let mut next = self.metadata.clone();
         next.metadata_log.push(MetadataLogEntry {
             timestamp_ms: self.metadata.last_updated_ms,
             metadata_file: self.storage.uri(&metadata_file(self.version)),
@@ -1121,7 +1194,7 @@ impl Table {
             timestamp_ms: now,
             manifest_list: self.storage.uri(&list_path),
             summary,
-            schema_id: Some(self.metadata.current_schema()?.schema_id),
+            schema_id: Some(next.current_schema_id),
             first_row_id,
             added_rows: first_row_id.zip(next_row_id).map(|(first, next)| next - first),
         });
@@ -1269,7 +1342,7 @@ impl Table {
         totals.data_files += delta.added.len() as i64 - delta.removed.len() as i64;
         totals.delete_files += delta.added_deletes.len() as i64 - delta.replaced.len() as i64;
         totals.position_deletes += rows(delta.added_deletes) - rows(delta.replaced);
-        let committed = self.commit_manifests(change, delta.operation, manifests, summary, totals)?;
+        let committed = self.commit_manifests(change, delta.operation, manifests, summary, totals, &|_| Ok(()))?;
         if !committed {
             self.discard(&written)?;
         }
@@ -3876,6 +3949,60 @@ mod tests {
             assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
         }
         assert!(!table.metadata().properties.contains_key(COMPRESSION_CODEC));
+    }
+
+    #[test]
+    fn replace_redefines_the_table_in_one_snapshot_and_keeps_its_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let before = table.append(reader(vec![batch(0..10)])).unwrap();
+        let version = table.version();
+        // New columns (one keeps an old name, with another type), partitioned and sorted.
+        let replacement = ArrowSchema::new(vec![
+            Field::new("name", DataType::Int32, true),
+            Field::new("day", DataType::Date32, true),
+            Field::new("id", DataType::Int64, false),
+        ]);
+        let properties = BTreeMap::from([
+            (PARTITIONING.to_owned(), "day(day)".to_owned()),
+            (SORTED_BY.to_owned(), "id DESC".to_owned()),
+            (INDEX_COLUMNS.to_owned(), "id".to_owned()),
+        ]);
+        let replaced = table.replace(&replacement, properties).unwrap();
+        assert_eq!(table.version(), version + 1, "one commit");
+        let metadata = table.metadata();
+        assert_eq!(metadata.current_snapshot_id, Some(replaced));
+        assert_eq!(metadata.current_snapshot().unwrap().operation(), "overwrite");
+        let names: Vec<String> = table.arrow_schema().unwrap().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["name", "day", "id"]);
+        let ids: Vec<i32> = metadata.current_schema().unwrap().fields.iter().map(|f| f.id).collect();
+        assert!(ids.iter().all(|id| *id > 3), "fresh ids past the old ones: {ids:?}");
+        assert_eq!(table.partitioning().unwrap(), ["day(day)"]);
+        assert_eq!(table.sort_order().unwrap(), ["id DESC NULLS LAST"]);
+        assert!(table.data_files(metadata.current_snapshot()).unwrap().is_empty(), "no rows");
+        // The new definition takes rows; the old snapshot still reads under its own schema.
+        let rows = RecordBatch::try_new(
+            Arc::new(replacement.clone()),
+            vec![
+                Arc::new(arrow::array::Int32Array::from(vec![Some(7), None])),
+                Arc::new(arrow::array::Date32Array::from(vec![Some(19000), Some(19001)])),
+                Arc::new(Int64Array::from(vec![1, 2])),
+            ],
+        )
+        .unwrap();
+        table.append(RecordBatchIterator::new(vec![Ok(rows)], Arc::new(replacement.clone()))).unwrap();
+        assert_eq!(table.data_files(table.metadata().current_snapshot()).unwrap().len(), 2, "a file per day");
+        let old = Table::load_at(&location, &HashMap::new(), Some(before), None).unwrap();
+        assert_eq!(old.arrow_schema().unwrap().field(1).data_type(), &DataType::Utf8);
+        assert_eq!(ids_of(&old, Some(before)), (0..10).collect::<Vec<_>>());
+        // A bad definition is refused by name, committing nothing.
+        let version = table.version();
+        let bad = BTreeMap::from([(PARTITIONING.to_owned(), "bucket(nope, 4)".to_owned())]);
+        assert!(table.replace(&replacement, bad).unwrap_err().to_string().contains("nope"));
+        let v3 = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
+        assert!(matches!(table.replace(&replacement, v3), Err(Error::InvalidArgument(m)) if m.contains("format version")));
+        assert_eq!(Table::load(&location, &HashMap::new()).unwrap().version(), version);
     }
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {

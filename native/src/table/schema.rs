@@ -208,6 +208,35 @@ impl Schema {
 }
 
 impl Schema {
+    /// This schema with every field id (nested ones too) raised by `offset`: the columns of a
+    /// replacement definition, numbered past every id the table has used.
+    pub fn shifted(&self, offset: i32) -> Schema {
+        fn shift_type(t: &Type, offset: i32) -> Type {
+            match t {
+                Type::Primitive(p) => Type::Primitive(p.clone()),
+                Type::List { element_id, element_required, element } => {
+                    Type::List { element_id: element_id + offset, element_required: *element_required, element: Box::new(shift_type(element, offset)) }
+                }
+                Type::Map { key_id, key, value_id, value_required, value } => Type::Map {
+                    key_id: key_id + offset,
+                    key: Box::new(shift_type(key, offset)),
+                    value_id: value_id + offset,
+                    value_required: *value_required,
+                    value: Box::new(shift_type(value, offset)),
+                },
+                Type::Struct(fields) => Type::Struct(fields.iter().map(|f| shift_field(f, offset)).collect()),
+            }
+        }
+        fn shift_field(f: &NestedField, offset: i32) -> NestedField {
+            NestedField { id: f.id + offset, field_type: shift_type(&f.field_type, offset), ..f.clone() }
+        }
+        Schema {
+            schema_id: self.schema_id,
+            fields: self.fields.iter().map(|f| shift_field(f, offset)).collect(),
+            identifier_field_ids: self.identifier_field_ids.iter().map(|id| id + offset).collect(),
+        }
+    }
+
     /// This schema with the Arrow `field` added last as column `id` (its nested fields numbered
     /// from `id + 1`) under `schema_id`; returns it with the highest id it used.
     pub fn with_column(&self, schema_id: i32, field: &Field, id: i32) -> Result<(Self, i32)> {

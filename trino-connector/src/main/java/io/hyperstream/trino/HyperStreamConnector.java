@@ -103,7 +103,7 @@ final class HyperStreamConnector implements Connector {
                         "CREATE TABLE: the order rows are written in, as in ARRAY['id', 'ts DESC NULLS LAST']"),
                 PropertyMetadata.integerProperty(TableCreation.FORMAT_VERSION,
                         "CREATE TABLE: the Iceberg format version, 2 or 3 (row lineage: hidden columns _row_id and "
-                                + "_last_updated_sequence_number; deletes as deletion vectors)", 2, false));
+                                + "_last_updated_sequence_number; deletes as deletion vectors); 2 when not given", null, false));
     }
 
     /** A table property holding a list of strings, as Trino's Iceberg connector declares them. */

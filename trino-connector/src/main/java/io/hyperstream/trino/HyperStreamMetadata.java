@@ -462,11 +462,12 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public void createTable(ConnectorSession session, ConnectorTableMetadata tableMetadata, io.trino.spi.connector.SaveMode saveMode) {
-        if (saveMode == io.trino.spi.connector.SaveMode.REPLACE) {
-            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE is not supported yet");
+        String location = newTableLocation(tableMetadata.getTable());
+        if (saveMode == io.trino.spi.connector.SaveMode.REPLACE && Files.isDirectory(Path.of(location, "metadata"))) {
+            TableCreation.replace(location, tableMetadata);
+            return;
         }
-        TableCreation.create(newTableLocation(tableMetadata.getTable()), tableMetadata,
-                saveMode == io.trino.spi.connector.SaveMode.IGNORE);
+        TableCreation.create(location, tableMetadata, saveMode == io.trino.spi.connector.SaveMode.IGNORE);
     }
 
     @Override
@@ -474,7 +475,10 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             ConnectorTableMetadata tableMetadata, Optional<io.trino.spi.connector.ConnectorTableLayout> layout,
             RetryMode retryMode, boolean replace) {
         if (replace) {
-            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE is not supported yet");
+            // Its rows would be committed after the replacement, not with it: refused rather than
+            // leave the table emptied when the query fails.
+            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT is not supported yet: "
+                    + "CREATE OR REPLACE TABLE, then INSERT");
         }
         String location = newTableLocation(tableMetadata.getTable());
         TableCreation.create(location, tableMetadata, false);

@@ -70,6 +70,22 @@ final class TableCreation {
         return true;
     }
 
+    /**
+     * CREATE OR REPLACE TABLE of the table at {@code location}: redefined as {@code metadata} says
+     * (columns, partitioning, sort order, indexes), without rows, in one snapshot; the snapshots
+     * before stay for time travel, each under its own schema.
+     */
+    static void replace(String location, ConnectorTableMetadata metadata) {
+        Schema schema = arrowSchema(metadata);
+        Map<String, String> properties = nativeProperties(metadata);
+        nativeCall(() -> {
+            try (BufferAllocator allocator = Allocators.child("trino-replace");
+                    NativeTable table = NativeTable.load(location, Map.of())) {
+                return table.replace(allocator, schema, properties);
+            }
+        });
+    }
+
     /** The native table properties the Trino ones stand for. */
     private static Map<String, String> nativeProperties(ConnectorTableMetadata metadata) {
         Map<String, String> properties = new java.util.HashMap<>();

@@ -409,6 +409,31 @@ class TestStoredTables {
     }
 
     @Test
+    void createOrReplaceRedefinesATableInOneSnapshotAndKeepsItsHistory() {
+        runner.execute("CREATE SCHEMA redo");
+        runner.execute("CREATE TABLE redo.t (id bigint NOT NULL, name varchar)");
+        runner.execute("INSERT INTO redo.t VALUES (1, 'a'), (2, 'b')");
+        String latest = "SELECT snapshot_id FROM redo.\"t$snapshots\" ORDER BY sequence_number DESC LIMIT 1";
+        long before = (long) runner.execute(latest).getOnlyValue();
+        runner.execute("CREATE OR REPLACE TABLE redo.t (id bigint, day date, score double) WITH (partitioning = ARRAY['day(day)'])");
+        assertEquals(0L, runner.execute("SELECT count(*) FROM redo.t").getOnlyValue());
+        assertEquals(List.of("id", "day", "score"), runner.execute("DESCRIBE redo.t").getMaterializedRows().stream()
+                .map(r -> r.getField(0)).toList());
+        assertTrue(((String) runner.execute("SHOW CREATE TABLE redo.t").getOnlyValue()).contains("day(day)"));
+        runner.execute("INSERT INTO redo.t VALUES (3, DATE '2024-01-01', 1.5), (4, DATE '2024-01-02', 2.5)");
+        assertEquals(4.0, runner.execute("SELECT sum(score) FROM redo.t").getOnlyValue());
+        // The old rows, under the old columns.
+        assertEquals("b", runner.execute("SELECT name FROM redo.t FOR VERSION AS OF " + before + " WHERE id = 2").getOnlyValue());
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE OR REPLACE TABLE redo.t AS SELECT 1 AS x"));
+        assertTrue(e.getMessage().contains("not supported yet"), e.getMessage());
+        assertEquals(2L, runner.execute("SELECT count(*) FROM redo.t").getOnlyValue(), "a refused replacement changes nothing");
+        // Replacing a table that is not there creates it.
+        runner.execute("CREATE OR REPLACE TABLE redo.fresh (x bigint)");
+        assertEquals(0L, runner.execute("SELECT count(*) FROM redo.fresh").getOnlyValue());
+        runner.execute("DROP SCHEMA redo CASCADE");
+    }
+
+    @Test
     void maintenanceProceduresCompactAndRollBack() {
         runner.execute("CREATE SCHEMA maint");
         runner.execute("CREATE TABLE maint.t (id bigint NOT NULL, name varchar)");

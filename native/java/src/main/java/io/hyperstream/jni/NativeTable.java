@@ -37,6 +37,21 @@ public final class NativeTable extends NativeHandle {
         }
     }
 
+    /**
+     * CREATE OR REPLACE TABLE: redefines the table as {@code schema}'s columns (fresh field ids) with
+     * the partitioning, sort order, indexes and write properties {@code properties} declare (as
+     * {@link #create} takes them), without rows, in one snapshot, which it returns. Earlier snapshots
+     * stay for time travel, each read under its own schema.
+     */
+    public long replace(BufferAllocator allocator, Schema schema, Map<String, String> properties) {
+        return call(h -> {
+            try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
+                Data.exportSchema(allocator, schema, null, ffi);
+                return replaceNative(h, ffi.memoryAddress(), flatten(properties));
+            }
+        });
+    }
+
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
         return loadAt(location, storageOptions, -1, -1);
@@ -533,6 +548,8 @@ public final class NativeTable extends NativeHandle {
     private static native String[] layoutNative(long handle, int which);
 
     private static native int formatVersionNative(long handle);
+
+    private static native long replaceNative(long handle, long schemaAddress, String[] properties);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
