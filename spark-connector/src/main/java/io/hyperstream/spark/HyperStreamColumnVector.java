@@ -7,6 +7,8 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -25,8 +27,11 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class HyperStreamColumnVector extends ColumnVector {
     private final ValueVector vector;
+    /** A list's elements, and its fixed size (-1: each row's own length, from the offsets). */
     private final HyperStreamColumnVector elements;
     private final int listSize;
+    /** A struct's fields. */
+    private final HyperStreamColumnVector[] children;
     /** Whether any value is null; then the address of the validity bitmap. */
     private final boolean anyNull;
     private final long validity;
@@ -45,13 +50,22 @@ final class HyperStreamColumnVector extends ColumnVector {
         } else if (vector instanceof BaseVariableWidthVector variable) {
             this.values = variable.getDataBuffer().memoryAddress();
             this.offsets = variable.getOffsetBuffer().memoryAddress();
+        } else if (vector instanceof ListVector list) {
+            this.values = 0;
+            this.offsets = list.getOffsetBuffer().memoryAddress();
         } else {
             this.values = 0;
             this.offsets = 0;
         }
+        this.children = vector instanceof StructVector struct
+                ? struct.getChildrenFromFields().stream().map(HyperStreamColumnVector::new).toArray(HyperStreamColumnVector[]::new)
+                : new HyperStreamColumnVector[0];
         if (vector instanceof FixedSizeListVector list) {
             this.elements = new HyperStreamColumnVector(list.getDataVector());
             this.listSize = list.getListSize();
+        } else if (vector instanceof ListVector list) {
+            this.elements = new HyperStreamColumnVector(list.getDataVector());
+            this.listSize = -1;
         } else {
             this.elements = null;
             this.listSize = 0;
@@ -138,8 +152,12 @@ final class HyperStreamColumnVector extends ColumnVector {
         if (elements == null) {
             throw new UnsupportedOperationException(vector.getField() + " is not a list column");
         }
-        if (vector.isNull(rowId)) {
+        if (isNullAt(rowId)) {
             return null;
+        }
+        if (listSize < 0) {
+            int start = Platform.getInt(null, offsets + 4L * rowId);
+            return new ColumnarArray(elements, start, Platform.getInt(null, offsets + 4L * (rowId + 1)) - start);
         }
         return new ColumnarArray(elements, rowId * listSize, listSize);
     }
@@ -164,9 +182,12 @@ final class HyperStreamColumnVector extends ColumnVector {
 
     @Override
     public ColumnVector getChild(int ordinal) {
+        if (ordinal >= 0 && ordinal < children.length) {
+            return children[ordinal];
+        }
         if (elements != null && ordinal == 0) {
             return elements;
         }
-        throw new UnsupportedOperationException("struct columns are not supported yet");
+        throw new UnsupportedOperationException(vector.getField() + " has no child " + ordinal);
     }
 }

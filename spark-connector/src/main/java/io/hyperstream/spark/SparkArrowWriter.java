@@ -15,12 +15,16 @@ import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.StructType;
 
 /** Spark values into Arrow vectors; the one place write tasks convert values. */
 final class SparkArrowWriter {
@@ -37,6 +41,10 @@ final class SparkArrowWriter {
                 throw new IllegalArgumentException(what + " cannot be null");
             }
             vector.setNull(at);
+            if (vector instanceof StructVector struct) {
+                // Every child keeps a slot per row.
+                struct.getChildrenFromFields().forEach(child -> child.setNull(at));
+            }
             return;
         }
         if (vector instanceof FixedSizeListVector list) {
@@ -49,6 +57,21 @@ final class SparkArrowWriter {
             DataType element = ((ArrayType) type).elementType();
             for (int j = 0; j < size; j++) {
                 set(list.getDataVector(), at * size + j, values, j, element, "an element of " + what);
+            }
+        } else if (vector instanceof ListVector list) {
+            ArrayData values = from.getArray(ordinal);
+            int start = list.startNewValue(at);
+            DataType element = ((ArrayType) type).elementType();
+            for (int j = 0; j < values.numElements(); j++) {
+                set(list.getDataVector(), start + j, values, j, element, "an element of " + what);
+            }
+            list.endValue(at, values.numElements());
+        } else if (vector instanceof StructVector struct && type instanceof StructType fields) {
+            InternalRow row = from.getStruct(ordinal, fields.size());
+            struct.setIndexDefined(at);
+            for (int i = 0; i < fields.size(); i++) {
+                set((FieldVector) struct.getChildByOrdinal(i), at, row, i, fields.fields()[i].dataType(),
+                        "field '" + fields.fields()[i].name() + "' of " + what);
             }
         } else if (vector instanceof BitVector v) {
             v.setSafe(at, from.getBoolean(ordinal) ? 1 : 0);

@@ -48,7 +48,7 @@ final class SparkTypes {
                         List.of(item)));
                 continue;
             }
-            fields.add(new Field(field.name(), new FieldType(field.nullable(), toArrowType(field), null), null));
+            fields.add(toField(field.name(), field.dataType(), field.nullable()));
         }
         for (String name : vectors.keySet()) {
             if (!List.of(schema.fieldNames()).contains(name)) {
@@ -58,8 +58,23 @@ final class SparkTypes {
         return new Schema(fields);
     }
 
-    private static ArrowType toArrowType(StructField field) {
-        DataType type = field.dataType();
+    /** The Arrow field of a Spark column (or array element, or struct field), nested types included. */
+    private static Field toField(String name, DataType type, boolean nullable) {
+        if (type instanceof ArrayType array) {
+            return new Field(name, new FieldType(nullable, ArrowType.List.INSTANCE, null),
+                    List.of(toField("element", array.elementType(), array.containsNull())));
+        }
+        if (type instanceof StructType struct) {
+            List<Field> children = new ArrayList<>();
+            for (StructField child : struct.fields()) {
+                children.add(toField(child.name(), child.dataType(), child.nullable()));
+            }
+            return new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null), children);
+        }
+        return new Field(name, new FieldType(nullable, toArrowType(name, type), null), null);
+    }
+
+    private static ArrowType toArrowType(String name, DataType type) {
         if (type == DataTypes.LongType) {
             return new ArrowType.Int(64, true);
         }
@@ -93,7 +108,7 @@ final class SparkTypes {
         if (type == DataTypes.BinaryType) {
             return ArrowType.Binary.INSTANCE;
         }
-        throw new UnsupportedOperationException("column '" + field.name() + "' has type " + type.simpleString()
+        throw new UnsupportedOperationException("column '" + name + "' has type " + type.simpleString()
                 + ", which the HyperStream Spark connector cannot write yet");
     }
 
@@ -127,9 +142,11 @@ final class SparkTypes {
             return DataTypes.BinaryType;
         } else if (type instanceof ArrowType.Bool) {
             return DataTypes.BooleanType;
-        } else if (type instanceof ArrowType.FixedSizeList) {
+        } else if (type instanceof ArrowType.FixedSizeList || type instanceof ArrowType.List) {
             Field element = field.getChildren().get(0);
             return DataTypes.createArrayType(toDataType(element), element.isNullable());
+        } else if (type instanceof ArrowType.Struct) {
+            return toStructType(new Schema(field.getChildren()));
         }
         throw new UnsupportedOperationException("column '" + field.getName() + "' has Arrow type " + type
                 + ", which the HyperStream Spark connector cannot map yet");

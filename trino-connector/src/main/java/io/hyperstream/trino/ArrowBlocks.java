@@ -3,6 +3,7 @@ package io.hyperstream.trino;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.trino.spi.block.ArrayBlock;
+import io.trino.spi.block.RowBlock;
 import io.trino.spi.block.Block;
 import io.trino.spi.block.ByteArrayBlock;
 import io.trino.spi.block.Int128ArrayBlock;
@@ -36,6 +37,8 @@ import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
 
 /**
  * Arrow vectors as Trino blocks. Trino blocks live on the heap, so each buffer is copied once, in
@@ -129,7 +132,42 @@ final class ArrowBlocks {
         if (vector instanceof FixedSizeListVector list) {
             return fixedSizeList(list, count);
         }
+        if (vector instanceof ListVector list) {
+            return list(list, count);
+        }
+        if (vector instanceof StructVector struct) {
+            // Arrow keeps a slot per row in every field, null rows too, as this block wants.
+            Block[] fields = struct.getChildrenFromFields().stream().map(ArrowBlocks::toBlock).toArray(Block[]::new);
+            return RowBlock.fromNotNullSuppressedFieldBlocks(count, validity(struct), fields);
+        }
         throw new UnsupportedOperationException("no Trino block for Arrow vector " + vector.getField());
+    }
+
+    private static Block list(ListVector list, int count) {
+        int[] offsets = new int[count + 1];
+        littleEndian(list.getOffsetBuffer(), (long) (count + 1) * Integer.BYTES).asIntBuffer().get(offsets);
+        Block elements = toBlock(list.getDataVector());
+        boolean nullsHoldElements = false;
+        for (int row = 0; row < count && list.getNullCount() > 0; row++) {
+            nullsHoldElements |= list.isNull(row) && offsets[row + 1] != offsets[row];
+        }
+        if (offsets[0] == 0 && !nullsHoldElements) {
+            return ArrayBlock.fromElementBlock(count, validity(list), offsets, elements);
+        }
+        // Trino wants the elements from 0 and null arrays to hold none: keep only the present rows' elements.
+        int[] positions = new int[offsets[count] - offsets[0]];
+        int[] kept = new int[count + 1];
+        int next = 0;
+        for (int row = 0; row < count; row++) {
+            kept[row] = next;
+            if (!list.isNull(row)) {
+                for (int p = offsets[row]; p < offsets[row + 1]; p++) {
+                    positions[next++] = p;
+                }
+            }
+        }
+        kept[count] = next;
+        return ArrayBlock.fromElementBlock(count, validity(list), kept, elements.copyPositions(positions, 0, next));
     }
 
     private static Block fixedSizeList(FixedSizeListVector list, int count) {

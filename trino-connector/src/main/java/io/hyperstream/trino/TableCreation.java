@@ -182,11 +182,27 @@ final class TableCreation {
             Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
             return new Field(column.getName(), new FieldType(nullable, new ArrowType.FixedSizeList(dimension), null), List.of(item));
         }
-        return new Field(column.getName(), new FieldType(nullable, arrowType(column), null), null);
+        return arrowField(column.getName(), type, nullable);
     }
 
-    private static ArrowType arrowType(ColumnMetadata column) {
-        Type type = column.getType();
+    /** The Arrow field of a column, array element or row field: arrays are lists, rows structs. */
+    private static Field arrowField(String name, Type type, boolean nullable) {
+        if (type instanceof ArrayType array) {
+            return new Field(name, new FieldType(nullable, ArrowType.List.INSTANCE, null),
+                    List.of(arrowField("element", array.getElementType(), true)));
+        }
+        if (type instanceof io.trino.spi.type.RowType row) {
+            List<Field> children = new ArrayList<>();
+            for (int i = 0; i < row.getFields().size(); i++) {
+                io.trino.spi.type.RowType.Field field = row.getFields().get(i);
+                children.add(arrowField(field.getName().orElse("field" + i), field.getType(), true));
+            }
+            return new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null), children);
+        }
+        return new Field(name, new FieldType(nullable, arrowType(name, type), null), null);
+    }
+
+    private static ArrowType arrowType(String name, Type type) {
         if (type instanceof BigintType) {
             return new ArrowType.Int(64, true);
         }
@@ -220,11 +236,7 @@ final class TableCreation {
         if (type instanceof io.trino.spi.type.VarbinaryType) {
             return ArrowType.Binary.INSTANCE;
         }
-        if (type instanceof ArrayType) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column.getName() + "' is an array: give it a "
-                    + "vector dimension (WITH (dimension = n), or the table property 'vectors')");
-        }
-        throw new TrinoException(NOT_SUPPORTED, "column '" + column.getName() + "' has type " + type
+        throw new TrinoException(NOT_SUPPORTED, "column '" + name + "' has type " + type
                 + ", which HyperStream tables cannot store yet");
     }
 }

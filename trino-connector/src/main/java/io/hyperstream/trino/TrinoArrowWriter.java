@@ -32,6 +32,8 @@ import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
 
 /** Trino block values into Arrow vectors; the one place page sinks convert values. */
 final class TrinoArrowWriter {
@@ -48,6 +50,10 @@ final class TrinoArrowWriter {
                 throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, what + " cannot be null");
             }
             vector.setNull(at);
+            if (vector instanceof StructVector struct) {
+                // Every field keeps a slot per row.
+                struct.getChildrenFromFields().forEach(child -> child.setNull(at));
+            }
             return;
         }
         if (vector instanceof FixedSizeListVector list) {
@@ -61,6 +67,21 @@ final class TrinoArrowWriter {
             Type element = ((ArrayType) type).getElementType();
             for (int j = 0; j < size; j++) {
                 set(list.getDataVector(), at * size + j, element, elements, j, "an element of " + what);
+            }
+        } else if (vector instanceof ListVector list) {
+            Block elements = ((ArrayType) type).getObject(block, position);
+            int start = list.startNewValue(at);
+            Type element = ((ArrayType) type).getElementType();
+            for (int j = 0; j < elements.getPositionCount(); j++) {
+                set(list.getDataVector(), start + j, element, elements, j, "an element of " + what);
+            }
+            list.endValue(at, elements.getPositionCount());
+        } else if (vector instanceof StructVector struct && type instanceof io.trino.spi.type.RowType row) {
+            io.trino.spi.block.SqlRow value = row.getObject(block, position);
+            struct.setIndexDefined(at);
+            for (int i = 0; i < row.getFields().size(); i++) {
+                set((FieldVector) struct.getChildByOrdinal(i), at, row.getFields().get(i).getType(), value.getRawFieldBlock(i),
+                        value.getRawIndex(), "field " + row.getFields().get(i).getName().orElse(String.valueOf(i)) + " of " + what);
             }
         } else if (vector instanceof BitVector v) {
             v.setSafe(at, BooleanType.BOOLEAN.getBoolean(block, position) ? 1 : 0);

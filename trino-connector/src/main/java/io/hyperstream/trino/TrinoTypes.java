@@ -64,8 +64,12 @@ final class TrinoTypes {
         if (type instanceof ArrowType.Bool) {
             return BooleanType.BOOLEAN;
         }
-        if (type instanceof ArrowType.FixedSizeList) {
+        if (type instanceof ArrowType.FixedSizeList || type instanceof ArrowType.List) {
             return new ArrayType(toTrinoType(field.getChildren().get(0)));
+        }
+        if (type instanceof ArrowType.Struct) {
+            return io.trino.spi.type.RowType.from(field.getChildren().stream()
+                    .map(child -> io.trino.spi.type.RowType.field(child.getName(), toTrinoType(child))).toList());
         }
         throw new UnsupportedOperationException("column '" + field.getName() + "' has Arrow type " + type
                 + ", which the HyperStream Trino connector cannot map yet");
