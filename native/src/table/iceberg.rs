@@ -157,6 +157,15 @@ pub struct Table {
     pinned: Option<i64>,
 }
 
+/// Refuses a column named as a row lineage column in a format version 3 table, where reads give
+/// those names to the lineage columns.
+fn check_lineage_names(schema: &Schema, format_version: u8) -> Result<()> {
+    match schema.fields.iter().find(|f| format_version >= 3 && lineage::is_lineage(&f.name)) {
+        Some(f) => Err(Error::invalid(format!("column name '{}' is reserved for row lineage in a format version 3 table", f.name))),
+        None => Ok(()),
+    }
+}
+
 /// A table definition as CREATE TABLE declares it: the Iceberg schema (field ids from
 /// `first_id + 1`), the properties to keep (vector dimensions and scalar indexes by field id, write
 /// properties), the partition spec and sort order, and the format version asked for.
@@ -204,6 +213,7 @@ impl Definition {
             Some("3") => Some(3),
             Some(other) => return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'"))),
         };
+        check_lineage_names(&iceberg, format_version.unwrap_or(2))?;
         Ok(Definition { schema: iceberg, properties, spec, order, format_version })
     }
 }
@@ -262,6 +272,7 @@ impl Table {
             if definition.format_version.is_some_and(|v| v != next.format_version) {
                 return Err(Error::invalid(format!("a replacement keeps the table's format version {}", next.format_version)));
             }
+            check_lineage_names(&definition.schema, next.format_version)?;
             let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
             next.last_column_id = next.last_column_id.max(definition.schema.highest_field_id());
             next.current_schema_id = schema_id;
@@ -887,6 +898,7 @@ impl Table {
         self.commit_metadata(|next| {
             let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
             let (schema, last_column_id, changes) = evolve(next.current_schema()?, schema_id, next)?;
+            check_lineage_names(&schema, next.format_version)?;
             set_properties(next, &changes);
             next.last_column_id = next.last_column_id.max(last_column_id);
             next.current_schema_id = schema.schema_id;
@@ -3914,6 +3926,15 @@ mod tests {
         assert_eq!(lineage_of(&reopened, Some(r#"{"op":"lt","column":"id","value":100}"#)), left);
         let v2 = Table::create(dir.path().join("v2").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         assert!(matches!(v2.scan(vec![], Some(&[lineage::ROW_ID.to_owned()]), None, 7), Err(Error::NotFound(_))));
+        // Its names are the lineage columns': no column takes them.
+        let reserved = |r: Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("reserved for row lineage")));
+        reserved(table.add_column(&Field::new("_row_id", DataType::Int64, true)));
+        reserved(table.rename_column("name", "_last_updated_sequence_number"));
+        let named = ArrowSchema::new(vec![Field::new("_row_id", DataType::Int64, true)]);
+        reserved(table.replace(&named, BTreeMap::new()).map(drop));
+        let v3 = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
+        reserved(Table::create(dir.path().join("r").to_str().unwrap(), &named, v3, &HashMap::new()).map(drop));
+        assert!(Table::create(dir.path().join("r2").to_str().unwrap(), &named, BTreeMap::new(), &HashMap::new()).is_ok(), "a version 2 table may");
         let bad = BTreeMap::from([(FORMAT_VERSION.to_owned(), "4".to_owned())]);
         let err = Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
         assert!(matches!(err, Error::InvalidArgument(m) if m.contains("format-version must be 2 or 3")));
