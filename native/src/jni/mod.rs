@@ -852,6 +852,24 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_formatVersionNative<'
     })
 }
 
+/// `files` as scan splits: big files cut into runs of whole row groups of about `split_rows` rows.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_splitFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    split_rows: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let table = lock(&cell).clone();
+        let splits = table.split_files(files, u64::try_from(split_rows).unwrap_or(1))?;
+        data_files_out(env, &splits)
+    })
+}
+
 /// How a scan of `files` filtered by `filter` (JSON, or null) prunes: the counts of `ScanExplain`
 /// in declaration order (a long[]) and the files that hold a row to read (a String[]).
 #[unsafe(no_mangle)]

@@ -1663,6 +1663,35 @@ impl Table {
         Ok(prune_files(files, filter, schema.as_ref()))
     }
 
+    /// `files` as scan splits: a file of more row groups than one and more than `split_rows` rows is
+    /// cut into runs of whole row groups of about `split_rows` rows each (each split's `row_groups`
+    /// and `record_count` are its own), the others stay whole. The splits of a file read its rows
+    /// once between them, deletes and filters applied as for the whole file.
+    pub fn split_files(&self, files: Vec<DataFile>, split_rows: u64) -> Result<Vec<DataFile>> {
+        let mut splits = Vec::with_capacity(files.len());
+        for file in files {
+            if (file.record_count as u64) <= split_rows.max(1) || file.row_groups.is_some() {
+                splits.push(file);
+                continue;
+            }
+            let bytes = self.storage.map(self.storage.relative(&file.file_path)?, false)?;
+            let metadata = parquet::file::metadata::ParquetMetaDataReader::new()
+                .parse_and_finish(&bytes)
+                .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
+            let groups: Vec<u64> = metadata.row_groups().iter().map(|g| g.num_rows().max(0) as u64).collect();
+            let (mut first, mut rows) = (0, 0u64);
+            for (g, n) in groups.iter().enumerate() {
+                rows += n;
+                if rows >= split_rows || g + 1 == groups.len() {
+                    splits.push(DataFile { row_groups: Some([first, g + 1]), record_count: rows as i64, ..file.clone() });
+                    first = g + 1;
+                    rows = 0;
+                }
+            }
+        }
+        Ok(splits)
+    }
+
     /// The names of `columns` (every column when `None`) together with the extra columns a read
     /// needs, in table order: the read set and, within it, the positions of `columns`.
     fn read_set(&self, columns: Option<&[String]>, extra: &[String]) -> Result<(Vec<String>, Vec<String>)> {
@@ -2487,7 +2516,13 @@ impl TableScan {
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
         let total = builder.metadata().file_metadata().num_rows().max(0) as u64;
         let groups = builder.metadata().num_row_groups();
-        let mut explain = ScanExplain { files: 1, row_groups: groups, rows: total, ..Default::default() };
+        // A split of a big file reads its own row groups only.
+        let split: Vec<usize> = match file.row_groups {
+            Some([first, end]) => (first.min(groups)..end.min(groups)).collect(),
+            None => (0..groups).collect(),
+        };
+        let split_rows = split.iter().map(|&g| builder.metadata().row_group(g).num_rows().max(0) as u64).sum();
+        let mut explain = ScanExplain { files: 1, row_groups: split.len(), rows: split_rows, ..Default::default() };
         let mut selection = self.selection.clone();
         if !file.deletes.is_empty() {
             let deleted = deleted_positions(&self.storage, file)?;
@@ -2500,11 +2535,11 @@ impl TableScan {
                 });
             }
         }
-        let mut kept = match &self.prune {
-            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema),
-            None => (0..groups).collect(),
+        let mut kept: Vec<usize> = match &self.prune {
+            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema).into_iter().filter(|g| split.contains(g)).collect(),
+            None => split.clone(),
         };
-        explain.row_groups_pruned_by_stats = groups - kept.len();
+        explain.row_groups_pruned_by_stats = split.len() - kept.len();
         if let Some(filter) = &self.prune {
             let before = kept.len();
             kept.retain(|&g| self.bloom_may_match(&builder, g, filter));
@@ -4024,6 +4059,49 @@ mod tests {
         let v3 = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
         assert!(matches!(table.replace(&replacement, v3), Err(Error::InvalidArgument(m)) if m.contains("format version")));
         assert_eq!(Table::load(&location, &HashMap::new()).unwrap().version(), version);
+    }
+
+    #[test]
+    fn split_files_cut_big_files_into_row_group_runs_that_read_each_row_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "100".to_owned()), (FORMAT_VERSION.to_owned(), "3".to_owned())]);
+        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), properties, &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..1000)])).unwrap();
+        table.append(reader(vec![batch(1000..1050)])).unwrap();
+        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[5,250,251,999,1001]}"#).unwrap())).unwrap();
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let splits = table.split_files(files.clone(), 250).unwrap();
+        let ranges: Vec<_> = splits.iter().map(|s| (s.row_groups, s.record_count)).collect();
+        assert_eq!(ranges.len(), 5, "{ranges:?}");
+        assert!(ranges.contains(&(Some([0, 3]), 300)) && ranges.contains(&(Some([9, 10]), 100)) && ranges.contains(&(None, 50)), "{ranges:?}");
+        assert_eq!(splits.iter().map(|s| s.record_count).sum::<i64>(), 1050);
+        // Each split read alone (as an engine task does), with or without a filter, lineage columns
+        // too: together exactly the rows of the whole files.
+        let columns = ["id".to_owned(), lineage::ROW_ID.to_owned()];
+        let read = |files: Vec<DataFile>, filter: Option<&str>| -> Vec<(i64, i64)> {
+            let mut rows: Vec<(i64, i64)> = files
+                .into_iter()
+                .flat_map(|f| {
+                    let filter = filter.map(|f| Predicate::from_json(f).unwrap());
+                    table.scan(vec![f], Some(&columns), filter, 64).unwrap().flat_map(|b| {
+                        let b = b.unwrap();
+                        let (ids, row_ids) = (b.column(0).as_primitive::<Int64Type>().clone(), b.column(1).as_primitive::<Int64Type>().clone());
+                        (0..b.num_rows()).map(move |i| (ids.value(i), row_ids.value(i))).collect::<Vec<_>>()
+                    }).collect::<Vec<_>>()
+                })
+                .collect();
+            rows.sort();
+            rows
+        };
+        for filter in [None, Some(r#"{"op":"ge","column":"id","value":240}"#), Some(r#"{"op":"lt","column":"id","value":120}"#)] {
+            let whole = read(files.clone(), filter);
+            assert_eq!(read(splits.clone(), filter), whole, "{filter:?}");
+            assert!(!whole.is_empty());
+        }
+        assert_eq!(read(splits.clone(), None).len(), 1045);
+        // The plan of one split counts its own row groups only.
+        let explained = table.explain(vec![splits[1].clone()], None).unwrap();
+        assert_eq!((explained.row_groups, explained.rows), (3, 300));
     }
 
     fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {

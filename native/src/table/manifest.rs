@@ -62,6 +62,10 @@ pub struct DataFile {
     /// entry (a row's `_last_updated_sequence_number` unless the file stores it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<i64>,
+    /// Scan planning only, never written to a manifest: a split of a big file reads only its row
+    /// groups `[first, end)`, and `record_count` is then theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_groups: Option<[usize; 2]>,
 }
 
 /// A field of a manifest's partition struct: its partition field id, name and value type.
@@ -658,6 +662,7 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 content_offset: take_long(&mut file, "content_offset", path)?,
                 content_size_in_bytes: take_long(&mut file, "content_size_in_bytes", path)?,
                 sequence_number: None,
+                row_groups: None,
             },
         });
     }

@@ -313,6 +313,10 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                 // A global top-k: one split searches every file (in parallel, natively) and merges.
                 return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance, 0)};
             }
+            // A big file is read by several tasks, each a run of its row groups.
+            try (NativeTable table = options.openRead()) {
+                files = table.splitFiles(files, options.splitRows());
+            }
             List<InputPartition> splits = new ArrayList<>();
             long planned = 0;
             for (String file : files) {

@@ -19,6 +19,8 @@ import java.util.Map;
  *   <tr><td>format-version, write.parquet.*</td><td>on create: the table's Iceberg format version (2 or 3) and
  *       Parquet write properties (e.g. {@code write.parquet.compression-codec}), as table properties</td></tr>
  *   <tr><td>batch.rows</td><td>rows per columnar batch, read and write (8192)</td></tr>
+ *   <tr><td>split.rows</td><td>a data file of more rows (and row groups) than this is read by several tasks, each a
+ *       run of its row groups of about this many rows (1048576)</td></tr>
  *   <tr><td>storage.&lt;key&gt;</td><td>object-store settings passed to the native library (e.g. storage.aws_endpoint)</td></tr>
  *   <tr><td>vector.search.column</td><td>read only the rows nearest a query vector in this vector column, nearest first, with their {@code _distance}</td></tr>
  *   <tr><td>vector.search.query</td><td>the query vector, comma-separated numbers</td></tr>
@@ -35,7 +37,7 @@ import java.util.Map;
  */
 record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
         HashMap<String, String> storage, VectorOption search, long efSearch, HashMap<String, String> indexes,
-        HashMap<String, String> creation)
+        HashMap<String, String> creation, long splitRows)
         implements Serializable {
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
@@ -62,6 +64,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         long snapshotId = -1;
         long asOf = -1;
         int batchRows = 8192;
+        long splitRows = 1 << 20;
         String searchColumn = null;
         String searchQuery = null;
         String searchMetric = "l2";
@@ -80,6 +83,11 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 asOf = parse(key, value);
             } else if (key.equals(SampleOptions.BATCH_ROWS)) {
                 batchRows = (int) parse(key, value);
+            } else if (key.equals(SampleOptions.SPLIT_ROWS)) {
+                splitRows = parse(key, value);
+                if (splitRows <= 0) {
+                    throw new IllegalArgumentException("option '" + SampleOptions.SPLIT_ROWS + "' must be positive, got " + splitRows);
+                }
             } else if (key.equals("vector.search.column")) {
                 searchColumn = value;
             } else if (key.equals("vector.search.query")) {
@@ -110,7 +118,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
                         + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
-                        + "vector.search.ef, vector.<column>.index, format-version, write.parquet.*");
+                        + "vector.search.ef, vector.<column>.index, format-version, write.parquet.*, split.rows");
             }
         }
         if (snapshotId >= 0 && asOf >= 0) {
@@ -121,7 +129,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         }
         VectorOption search = searchColumn == null ? null
                 : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch);
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes, creation);
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes, creation, splitRows);
     }
 
     private static float[] parseVector(String value) {

@@ -202,6 +202,27 @@ class SparkCatalogTest {
     }
 
     @Test
+    void bigFilesAreReadByATaskPerRunOfRowGroups() {
+        sql("CREATE NAMESPACE lake.split");
+        sql("CREATE TABLE lake.split.t (id BIGINT NOT NULL, name STRING) USING hyperstream "
+                + "TBLPROPERTIES ('hyperstream.write.row-group-rows' = '100')");
+        sql("INSERT INTO lake.split.t SELECT /*+ COALESCE(1) */ id, concat('n', id) FROM range(0, 1000)");
+        sql("DELETE FROM lake.split.t WHERE id IN (5, 250, 999)");
+        String location = root.resolve("split").resolve("t").toString();
+        Dataset<Row> whole = spark.read().format("hyperstream").load(location);
+        Dataset<Row> split = spark.read().format("hyperstream").option("split.rows", 250).load(location);
+        assertEquals(1, whole.rdd().getNumPartitions());
+        assertEquals(4, split.rdd().getNumPartitions(), "runs of 3, 3, 3 and 1 row groups");
+        String totals = "count(*), sum(id), count(DISTINCT name)";
+        assertEquals(whole.selectExpr(totals.split(", ")).first(), split.selectExpr(totals.split(", ")).first());
+        assertEquals(997L, split.count());
+        assertEquals(List.of(249L, 251L), split.filter("id BETWEEN 249 AND 251").select("id").orderBy("id").collectAsList().stream()
+                .map(r -> r.getLong(0)).toList());
+        assertEquals(9L, split.filter("id >= 990").limit(10).count(), "990..998: 999 is deleted");
+        sql("DROP NAMESPACE lake.split CASCADE");
+    }
+
+    @Test
     void listsAndStructsRoundTrip() {
         sql("CREATE NAMESPACE lake.nested");
         sql("CREATE TABLE lake.nested.t (id BIGINT NOT NULL, tags ARRAY<STRING>, nums ARRAY<BIGINT>, "

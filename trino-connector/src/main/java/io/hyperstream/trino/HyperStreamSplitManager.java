@@ -40,9 +40,9 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         if (handle.isStored()) {
             long waitMillis = session.getProperty(HyperStreamConnector.DYNAMIC_FILTERING_WAIT_TIMEOUT, Long.class);
             if (!dynamicFilterColumns.isEmpty() && waitMillis > 0 && TrinoFilters.takesDynamicFilter(handle)) {
-                return new DynamicallyFilteredSplits(handle, waitMillis);
+                return new DynamicallyFilteredSplits(handle, waitMillis, config.splitRows());
             }
-            return new FixedSplitSource(storedSplits(handle, handle.filter()));
+            return new FixedSplitSource(storedSplits(handle, handle.filter(), config.splitRows()));
         }
         long[][] ranges = nativeCall(() -> {
             try (SampleTable sample = SampleTable.open(handle.rows(), handle.dimension(), handle.seed())) {
@@ -56,11 +56,18 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         return new FixedSplitSource(splits);
     }
 
-    /** One split per data file whose statistics do not rule {@code filter} out (a top-k: one split of them all). */
-    private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter) {
+    /**
+     * One split per data file whose statistics do not rule {@code filter} out, a big file one per run
+     * of its row groups of about {@code splitRows} rows (a top-k: one split of them all).
+     */
+    private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter, long splitRows) {
         String[] files = nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
-                return handle.snapshotId() < 0 ? new String[0] : stored.dataFiles(handle.snapshotId(), -1, filter);
+                if (handle.snapshotId() < 0) {
+                    return new String[0];
+                }
+                String[] all = stored.dataFiles(handle.snapshotId(), -1, filter);
+                return handle.topK() > 0 ? all : stored.splitFiles(all, splitRows);
             }
         });
         if (handle.topK() > 0) {
@@ -87,11 +94,13 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
     private static final class DynamicallyFilteredSplits implements ConnectorSplitSource {
         private final HyperStreamTableHandle handle;
         private final long waitMillis;
+        private final long splitRows;
         private FixedSplitSource planned;
 
-        DynamicallyFilteredSplits(HyperStreamTableHandle handle, long waitMillis) {
+        DynamicallyFilteredSplits(HyperStreamTableHandle handle, long waitMillis, long splitRows) {
             this.handle = handle;
             this.waitMillis = waitMillis;
+            this.splitRows = splitRows;
         }
 
         @Override
@@ -103,7 +112,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
         public CompletableFuture<List<ConnectorSplit>> getNextBatch(int maxSize, DynamicFilterSnapshot dynamicFilter) {
             if (planned == null) {
                 planned = new FixedSplitSource(storedSplits(handle,
-                        TrinoFilters.withDynamicFilter(handle.filter(), dynamicFilter.currentPredicate())));
+                        TrinoFilters.withDynamicFilter(handle.filter(), dynamicFilter.currentPredicate()), splitRows));
             }
             return planned.getNextBatch(maxSize, dynamicFilter);
         }

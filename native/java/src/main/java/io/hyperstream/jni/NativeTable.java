@@ -449,6 +449,16 @@ public final class NativeTable extends NativeHandle {
         return call(h -> scanRowCountNative(h, dataFiles, columns, filter));
     }
 
+    /**
+     * {@code dataFiles} (from {@link #dataFiles}) as scan splits: a file of several row groups and
+     * more than {@code splitRows} rows becomes runs of whole row groups of about {@code splitRows}
+     * rows each (each description counts its own rows), read once between them; the others stay
+     * whole. For plain scans: a vector search takes whole files.
+     */
+    public String[] splitFiles(String[] dataFiles, long splitRows) {
+        return call(h -> splitFilesNative(h, dataFiles, splitRows));
+    }
+
     /** See {@link ScanExplain}. */
     public ScanExplain explain(String[] dataFiles, String filter) {
         return explainFiles(dataFiles, filter).explain();
@@ -596,6 +606,8 @@ public final class NativeTable extends NativeHandle {
     private static native String[] scalarIndexesNative(long handle);
 
     private static native Object[] explainNative(long handle, String[] dataFiles, String filter);
+
+    private static native String[] splitFilesNative(long handle, String[] dataFiles, long splitRows);
 
     private static native long scanRowCountNative(long handle, String[] dataFiles, String[] columns, String filter);
 
