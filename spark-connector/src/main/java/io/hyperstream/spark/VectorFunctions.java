@@ -7,6 +7,7 @@ import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
@@ -18,11 +19,15 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The vector distance functions, as Spark V2 functions: {@code l2_distance}, {@code cosine_distance},
- * {@code l1_distance} (smaller is nearer) and {@code inner_product} (the dot product, larger is
- * nearer), over two numeric arrays of the same length. Spark evaluates them itself where they are not
- * pushed (in Java, in double precision: the reference the native top-k is tested against); {@code
- * ORDER BY <function>(column, <constant array>) LIMIT k} over a HyperStream scan becomes a native
- * top-k instead ({@link HyperStreamPathScanBuilder#pushTopN}).
+ * {@code l1_distance}, {@code negative_inner_product} (smaller is nearer) and {@code inner_product}
+ * (the dot product, larger is nearer), over two numeric arrays of the same length; {@code
+ * hamming_distance} (differing bits) and {@code jaccard_distance} (1 − shared set bits / set bits of
+ * either, 0 when neither has one) over two bit-packed binary values of the same length. Spark
+ * evaluates them itself where they are not pushed (in Java, in double precision: the reference the
+ * native top-k is tested against); {@code ORDER BY <function>(float vector column, <constant array>)
+ * LIMIT k} over a HyperStream scan becomes a native top-k instead ({@link
+ * HyperStreamPathScanBuilder#pushTopN}). The pgvector operators ({@link PgVectorOperators}) are
+ * written as calls of these functions.
  */
 final class VectorFunctions {
     private VectorFunctions() {}
@@ -32,7 +37,15 @@ final class VectorFunctions {
             "l2_distance", "l2",
             "cosine_distance", "cosine",
             "l1_distance", "l1",
-            "inner_product", "inner_product");
+            "inner_product", "inner_product",
+            "negative_inner_product", "inner_product",
+            "hamming_distance", "hamming",
+            "jaccard_distance", "jaccard");
+
+    /** The functions over bit-packed binary values rather than numeric arrays. */
+    static boolean overBits(String name) {
+        return name.equals("hamming_distance") || name.equals("jaccard_distance");
+    }
 
     static boolean isDistance(String name) {
         return METRICS.containsKey(name);
@@ -56,7 +69,10 @@ final class VectorFunctions {
                 DataType[] types = new DataType[2];
                 for (int i = 0; i < 2; i++) {
                     types[i] = inputType.fields()[i].dataType();
-                    if (!(types[i] instanceof ArrayType array) || !isNumeric(array.elementType())) {
+                    if (overBits(name) && !(types[i] instanceof BinaryType)) {
+                        throw new UnsupportedOperationException(name + " takes bit-packed binary values, got " + types[i].simpleString());
+                    }
+                    if (!overBits(name) && (!(types[i] instanceof ArrayType array) || !isNumeric(array.elementType()))) {
                         throw new UnsupportedOperationException(name + " takes numeric arrays, got " + types[i].simpleString());
                     }
                 }
@@ -65,7 +81,9 @@ final class VectorFunctions {
 
             @Override
             public String description() {
-                return name + "(array, array): the " + METRICS.get(name) + " distance between two vectors";
+                return overBits(name)
+                        ? name + "(binary, binary): the " + METRICS.get(name) + " distance between two bit-packed vectors"
+                        : name + "(array, array): the " + METRICS.get(name) + " distance between two vectors";
             }
 
             @Override
@@ -140,6 +158,9 @@ final class VectorFunctions {
             if (input.isNullAt(0) || input.isNullAt(1)) {
                 return null;
             }
+            if (overBits(name)) {
+                return bitDistance(name, input.getBinary(0), input.getBinary(1));
+            }
             double[] a = toDoubles(input.getArray(0), ((ArrayType) inputTypes[0]).elementType());
             double[] b = toDoubles(input.getArray(1), ((ArrayType) inputTypes[1]).elementType());
             if (a.length != b.length) {
@@ -163,7 +184,26 @@ final class VectorFunctions {
             case "l2_distance" -> Math.sqrt(l2);
             case "l1_distance" -> l1;
             case "inner_product" -> dot;
+            case "negative_inner_product" -> -dot;
             case "cosine_distance" -> na == 0 || nb == 0 ? 1.0 : Math.min(2.0, Math.max(0.0, 1 - dot / Math.sqrt(na * nb)));
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    /** The bit functions' definition, over bit-packed values of the same length. */
+    static double bitDistance(String name, byte[] a, byte[] b) {
+        if (a.length != b.length) {
+            throw new IllegalArgumentException(name + ": bit vectors of " + a.length + " and " + b.length + " bytes");
+        }
+        int differ = 0, both = 0, either = 0;
+        for (int i = 0; i < a.length; i++) {
+            differ += Integer.bitCount((a[i] ^ b[i]) & 0xff);
+            both += Integer.bitCount(a[i] & b[i] & 0xff);
+            either += Integer.bitCount((a[i] | b[i]) & 0xff);
+        }
+        return switch (name) {
+            case "hamming_distance" -> differ;
+            case "jaccard_distance" -> either == 0 ? 0.0 : 1.0 - (double) both / either;
             default -> throw new IllegalArgumentException(name);
         };
     }

@@ -4,7 +4,8 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * The local SparkSession of the tests and the demo: two cores, loopback only, no UI, and the
- * HyperStream catalog (its vector distance functions) as {@code hyperstream}.
+ * HyperStream catalog (its vector distance functions) as {@code hyperstream}, and the session
+ * extension that reads pgvector's operators.
  */
 final class LocalSpark {
     private LocalSpark() {}
@@ -18,6 +19,7 @@ final class LocalSpark {
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", "2")
                 .config("spark.sql.catalog.hyperstream", HyperStreamCatalog.class.getName())
+                .config("spark.sql.extensions", HyperStreamSparkExtensions.class.getName())
                 .getOrCreate();
     }
 }

@@ -118,6 +118,74 @@ class SparkVectorTest {
     }
 
     @Test
+    void pgvectorOperatorsArePushedAsTheirFunctions() {
+        String text = literal.replace("array(", "'[").replace(")", "]'");
+        String[][] operators = {{"<=>", "cosine_distance", literal}, {"<->", "l2_distance", text}, {"<+>", "l1_distance", literal}};
+        for (String[] op : operators) {
+            Dataset<Row> df = spark.sql("SELECT id, embedding " + op[0] + " " + op[2] + " AS d FROM docs ORDER BY d LIMIT 10");
+            String plan = plan(df);
+            assertTrue(plan.contains("nativeTopK=10 by " + op[1] + "(embedding"), plan);
+            assertFalse(plan.contains("Sort") || plan.contains("TakeOrderedAndProject"), plan);
+            assertAnswer(df, reference(op[1], id -> true, false, 10));
+        }
+        // <#> is the inner product negated: nearest (largest product) first in ascending order.
+        Dataset<Row> dot = spark.sql("SELECT id, embedding <#> " + text + " AS d FROM docs WHERE category = 'c3'"
+                + " ORDER BY embedding <#> " + text + " LIMIT 5");
+        assertTrue(plan(dot).contains("nativeTopK=5 by negative_inner_product(embedding"), plan(dot));
+        assertAnswer(dot, reference("negative_inner_product", id -> id % 10 == 3, false, 5));
+        // The DataFrame API's expressions read them too.
+        Dataset<Row> viaExpr = spark.table("docs").selectExpr("id", "embedding <-> " + literal + " AS d").orderBy("d").limit(3);
+        assertTrue(plan(viaExpr).contains("nativeTopK=3 by l2_distance"), plan(viaExpr));
+        assertAnswer(viaExpr, reference("l2_distance", id -> true, false, 3));
+    }
+
+    @Test
+    void nullSafeEqualityKeepsItsMeaningBesideTheOperators() {
+        Row row = spark.sql("SELECT NULL <=> NULL, 1 <=> 2, 'c3' <=> category FROM docs WHERE id = 3").first();
+        assertEquals(List.of(true, false, true), List.of(row.getBoolean(0), row.getBoolean(1), row.getBoolean(2)));
+        assertEquals(ROWS / 10, spark.sql("SELECT id FROM docs WHERE category <=> 'c4'").count());
+    }
+
+    @Test
+    void bitDistancesAndTheirOperators() {
+        // 0x0F and 0xF1 differ in 7 bits, share 1 and set 8 between them.
+        Row row = spark.sql("SELECT X'0F' <~> X'F1', X'0F' <%> X'F1', hyperstream.hamming_distance(X'0000', X'0000'),"
+                + " hyperstream.jaccard_distance(X'0000', X'0000'), X'0F' <~> CAST(NULL AS BINARY)").first();
+        assertEquals(7.0, row.getDouble(0));
+        assertEquals(0.875, row.getDouble(1), 1e-12);
+        assertEquals(0.0, row.getDouble(2));
+        assertEquals(0.0, row.getDouble(3));
+        assertTrue(row.isNullAt(4));
+        Random random = new Random(11);
+        List<Row> rows = new ArrayList<>();
+        byte[] probe = new byte[8];
+        random.nextBytes(probe);
+        List<Hit> want = new ArrayList<>();
+        for (int id = 0; id < 200; id++) {
+            byte[] bits = new byte[8];
+            random.nextBytes(bits);
+            rows.add(RowFactory.create((long) id, bits));
+            int differ = 0;
+            for (int j = 0; j < 8; j++) {
+                differ += Integer.bitCount((bits[j] ^ probe[j]) & 0xff);
+            }
+            want.add(new Hit(id, differ));
+        }
+        want.sort(Comparator.comparingDouble(Hit::value).thenComparingLong(Hit::id));
+        StructType schema = new StructType().add("id", DataTypes.LongType, false).add("bits", DataTypes.BinaryType);
+        spark.createDataFrame(rows, schema).createOrReplaceTempView("fingerprints");
+        StringBuilder hex = new StringBuilder("X'");
+        for (byte b : probe) {
+            hex.append(String.format("%02X", b));
+        }
+        assertAnswer(spark.sql("SELECT id, bits <~> " + hex + "' AS d FROM fingerprints ORDER BY d, id LIMIT 20"), want.subList(0, 20));
+        Exception wrongType = assertThrows(Exception.class, () -> spark.sql("SELECT hyperstream.hamming_distance(array(1.0), array(1.0))").collect());
+        assertTrue(messages(wrongType).contains("hamming_distance takes bit-packed binary values, got array<decimal(2,1)>"), messages(wrongType));
+        Exception lengths = assertThrows(Exception.class, () -> spark.sql("SELECT X'00' <%> X'0000'").collect());
+        assertTrue(messages(lengths).contains("jaccard_distance: bit vectors of 1 and 2 bytes"), messages(lengths));
+    }
+
+    @Test
     void hybridQueriesPushTheFilterAndTheTopK() {
         Dataset<Row> df = spark.sql("SELECT id, hyperstream.cosine_distance(embedding, " + literal + ") AS d FROM docs"
                 + " WHERE category IN ('c3', 'c7') AND id >= 500 ORDER BY d LIMIT 25");
