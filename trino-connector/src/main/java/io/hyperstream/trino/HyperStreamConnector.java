@@ -42,8 +42,8 @@ final class HyperStreamConnector implements Connector {
 
     private final Set<io.trino.spi.function.table.ConnectorTableFunction> tableFunctions;
 
-    HyperStreamConnector(HyperStreamConfig config) {
-        this.metadata = new HyperStreamMetadata(config);
+    HyperStreamConnector(String catalogName, HyperStreamConfig config) {
+        this.metadata = new HyperStreamMetadata(catalogName, config);
         this.splitManager = new HyperStreamSplitManager(config);
         this.pageSourceProvider = new HyperStreamPageSourceProvider(config);
         this.procedures = new TableProcedures(config).procedures();
@@ -53,6 +53,11 @@ final class HyperStreamConnector implements Connector {
     @Override
     public Set<Procedure> getProcedures() {
         return procedures;
+    }
+
+    @Override
+    public java.util.Optional<io.trino.spi.function.FunctionProvider> getFunctionProvider() {
+        return VectorFunctions.provider();
     }
 
     @Override

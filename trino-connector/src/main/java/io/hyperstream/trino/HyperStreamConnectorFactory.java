@@ -18,6 +18,6 @@ public final class HyperStreamConnectorFactory implements ConnectorFactory {
         HyperStreamConfig config = HyperStreamConfig.from(properties);
         // Load now, in the plugin's class loader, so a missing library fails the catalog, not a query.
         NativeLibrary.load();
-        return new HyperStreamConnector(config);
+        return new HyperStreamConnector(catalogName, config);
     }
 }

@@ -31,6 +31,11 @@ import io.trino.spi.connector.TopNApplicationResult;
 import io.trino.spi.expression.Call;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Variable;
+import io.trino.spi.function.BoundSignature;
+import io.trino.spi.function.FunctionDependencyDeclaration;
+import io.trino.spi.function.FunctionId;
+import io.trino.spi.function.FunctionMetadata;
+import io.trino.spi.function.SchemaFunctionName;
 import io.trino.spi.predicate.Domain;
 import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.statistics.ComputedStatistics;
@@ -66,13 +71,37 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     static final long MAX_TOP_K = 100_000;
 
     private final HyperStreamConfig config;
+    /** The catalog's name (its own functions are called by it). */
+    private final String catalogName;
     /** Staging stores of the INSERTs in flight, by query. */
     private final java.util.concurrent.ConcurrentHashMap<String, String> staging = new java.util.concurrent.ConcurrentHashMap<>();
     /** Tables a CREATE TABLE AS made and has not committed rows to yet, by query. */
     private final java.util.concurrent.ConcurrentHashMap<String, String> creating = new java.util.concurrent.ConcurrentHashMap<>();
 
-    HyperStreamMetadata(HyperStreamConfig config) {
+    HyperStreamMetadata(String catalogName, HyperStreamConfig config) {
+        this.catalogName = catalogName;
         this.config = config;
+    }
+
+    @Override
+    public Collection<FunctionMetadata> listFunctions(ConnectorSession session, String schemaName) {
+        return VectorFunctions.list(schemaName);
+    }
+
+    @Override
+    public Collection<FunctionMetadata> getFunctions(ConnectorSession session, SchemaFunctionName name) {
+        return VectorFunctions.named(name);
+    }
+
+    @Override
+    public FunctionMetadata getFunctionMetadata(ConnectorSession session, FunctionId functionId) {
+        return VectorFunctions.metadata(functionId);
+    }
+
+    @Override
+    public FunctionDependencyDeclaration getFunctionDependencies(ConnectorSession session, FunctionId functionId,
+            BoundSignature boundSignature) {
+        return FunctionDependencyDeclaration.NO_DEPENDENCIES;
     }
 
     @Override
@@ -322,7 +351,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         boolean[] replaced = {false};
         List<ConnectorExpression> rewritten = new ArrayList<>();
         for (ConnectorExpression projection : projections) {
-            rewritten.add(replaceDistances(projection, assignments, chosen, replaced));
+            rewritten.add(replaceDistances(projection, assignments, catalogName, chosen, replaced));
         }
         if (!replaced[0]) {
             return Optional.empty();
@@ -342,8 +371,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     /** {@code expression} with every call computing the (one) pushed distance replaced by its column. */
     private static ConnectorExpression replaceDistances(ConnectorExpression expression, Map<String, ColumnHandle> assignments,
-            VectorDistance[] chosen, boolean[] replaced) {
-        Optional<VectorDistance> distance = VectorDistance.match(expression, assignments);
+            String catalog, VectorDistance[] chosen, boolean[] replaced) {
+        Optional<VectorDistance> distance = VectorDistance.match(expression, assignments, catalog);
         if (distance.isPresent() && (chosen[0] == null || chosen[0].equals(distance.get()))) {
             chosen[0] = distance.get();
             replaced[0] = true;
@@ -352,7 +381,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         if (expression instanceof Call call) {
             List<ConnectorExpression> args = new ArrayList<>();
             for (ConnectorExpression arg : call.getArguments()) {
-                args.add(replaceDistances(arg, assignments, chosen, replaced));
+                args.add(replaceDistances(arg, assignments, catalog, chosen, replaced));
             }
             return new Call(call.getType(), call.getFunctionName(), args);
         }

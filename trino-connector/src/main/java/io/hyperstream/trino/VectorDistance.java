@@ -6,10 +6,12 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.hyperstream.jni.VectorSearch;
 import io.trino.spi.block.Block;
+import io.trino.spi.connector.CatalogSchemaName;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.expression.Call;
 import io.trino.spi.expression.ConnectorExpression;
 import io.trino.spi.expression.Constant;
+import io.trino.spi.expression.FunctionName;
 import io.trino.spi.expression.StandardFunctions;
 import io.trino.spi.expression.Variable;
 import io.trino.spi.type.ArrayType;
@@ -37,6 +39,8 @@ public record VectorDistance(
             "euclidean_distance", "l2",
             "cosine_distance", "cosine",
             "dot_product", "inner_product",
+            // The catalog's own system.l1_distance (VectorFunctions).
+            "l1_distance", "l1",
             // vector_search names the native metric itself.
             "l2", "l2", "cosine", "cosine", "inner_product", "inner_product", "l1", "l1");
 
@@ -76,9 +80,8 @@ public record VectorDistance(
      * The distance {@code expression} computes, when it is one of the functions above applied to a
      * vector column (possibly cast to {@code array(double)}) and a constant array without nulls.
      */
-    static Optional<VectorDistance> match(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
-        if (!(expression instanceof Call call) || call.getFunctionName().getCatalogSchema().isPresent()
-                || !TRINO_FUNCTIONS.contains(call.getFunctionName().getName()) || call.getArguments().size() != 2) {
+    static Optional<VectorDistance> match(ConnectorExpression expression, Map<String, ColumnHandle> assignments, String catalog) {
+        if (!(expression instanceof Call call) || !pushable(call.getFunctionName(), catalog) || call.getArguments().size() != 2) {
             return Optional.empty();
         }
         List<ConnectorExpression> args = call.getArguments();
@@ -90,6 +93,13 @@ public record VectorDistance(
             }
         }
         return Optional.empty();
+    }
+
+    /** Trino's own distances, and this catalog's {@code system.l1_distance}. */
+    private static boolean pushable(FunctionName name, String catalog) {
+        return name.getCatalogSchema()
+                .map(schema -> schema.equals(new CatalogSchemaName(catalog, VectorFunctions.SCHEMA)) && name.getName().equals("l1_distance"))
+                .orElse(TRINO_FUNCTIONS.contains(name.getName()));
     }
 
     private static Optional<HyperStreamColumnHandle> vectorColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {

@@ -178,6 +178,42 @@ class TestVectorPushdown {
     }
 
     @Test
+    void theCatalogsOwnDistanceFunctionsComputeAndPush() {
+        String sql = "SELECT id, lake.system.l1_distance(embedding, " + literal + ") AS d FROM docs WHERE category = 'c2'"
+                + " ORDER BY d LIMIT 8";
+        assertThat(assertions.query(sql)).isFullyPushedDown();
+        assertAnswer(sql, reference("l1", id -> id % 10 == 2, false, 8));
+        String explain = (String) runner.execute("EXPLAIN " + sql).getOnlyValue();
+        assertTrue(explain.contains("nativeTopK=8 nearest by l1_distance"), explain);
+        // Unpushed (no LIMIT), Trino runs the function itself: the same values.
+        List<MaterializedRow> rows = runner.execute("SELECT id, lake.system.l1_distance(embedding, " + literal
+                + ") FROM docs WHERE id < 20 ORDER BY id").getMaterializedRows();
+        for (MaterializedRow row : rows) {
+            long id = (Long) row.getField(0);
+            assertEquals(reference("l1", i -> i == id, false, 1).get(0).value(), (Double) row.getField(1), 1e-4);
+        }
+        // 0x0F and 0xF1 differ in 7 bits, share 1 and set 8 between them.
+        MaterializedRow bits = runner.execute("SELECT lake.system.hamming_distance(X'0F', X'F1'), lake.system.jaccard_distance(X'0F', X'F1'),"
+                + " lake.system.jaccard_distance(X'0000', X'0000'), lake.system.hamming_distance(X'0F', CAST(NULL AS varbinary))")
+                .getMaterializedRows().get(0);
+        assertEquals(7.0, bits.getField(0));
+        assertEquals(0.875, (Double) bits.getField(1), 1e-12);
+        assertEquals(0.0, bits.getField(2));
+        assertEquals(null, bits.getField(3));
+        List<Object> names = runner.execute("SHOW FUNCTIONS FROM lake.system").getMaterializedRows().stream()
+                .map(row -> row.getField(0)).toList();
+        assertTrue(names.containsAll(List.of("l1_distance", "hamming_distance", "jaccard_distance")), names.toString());
+        for (String[] bad : new String[][] {
+                {"lake.system.l1_distance(ARRAY[1.0], ARRAY[1.0, 2.0])", "l1_distance: vectors of 1 and 2 dimensions"},
+                {"lake.system.l1_distance(ARRAY[1.0, NULL], ARRAY[1.0, 2.0])", "holds a null at position 1"},
+                {"lake.system.hamming_distance(X'00', X'0000')", "hamming_distance: bit vectors of 1 and 2 bytes"},
+                {"lake.system.hamming_distance('a', 'b')", "Unexpected parameters (varchar(1), varchar(1)) for function lake.system.hamming_distance"}}) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("SELECT " + bad[0]));
+            assertTrue(e.getMessage().contains(bad[1]), bad[0] + ": " + e.getMessage());
+        }
+    }
+
+    @Test
     void topKUnderAWhereClauseIsFullyPushedAndHonoursTheFilter() {
         String sql = "SELECT id, cosine_distance(embedding, " + literal + ") AS d FROM docs"
                 + " WHERE category IN ('c3', 'c7') AND id >= 500 ORDER BY d LIMIT 25";
