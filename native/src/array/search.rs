@@ -1,8 +1,8 @@
 //! Exact top-k over a stored (or in-memory) 2-d array: one pass over the rows for any number of
 //! queries, over all cores, with the vector engine's metrics and result order.
 //!
-//! Float metrics take `float32` rows as they lie (no copy) and `float16` / `float64` rows converted a
-//! chunk at a time; `hamming` and `jaccard` take `uint8` rows as bit-packed binary vectors.
+//! Float metrics take `float32` rows as they lie (no copy) and `float16` / `float64` / `int8` (quantized)
+//! rows converted a chunk at a time; `hamming` and `jaccard` take `uint8` rows as bit-packed binary vectors.
 
 use half::f16;
 use rayon::prelude::*;
@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use super::dtype::DType;
 use super::store::{ArrayData, ArrayInfo, ArrayStore};
 use crate::vector::kernels::{hamming, jaccard};
+use crate::vector::metric::binary_query;
 use crate::vector::{FloatQuery, Metric, Neighbor, TopK};
 use crate::{Error, Result};
 
@@ -38,7 +39,7 @@ impl Queries {
             return Err(Error::invalid("vector search needs at least one query vector"));
         }
         let dim = info.row_elements();
-        let float_types = [DType::F16, DType::F32, DType::F64];
+        let float_types = [DType::I8, DType::F16, DType::F32, DType::F64];
         if metric.is_binary() {
             if info.dtype != DType::U8 {
                 return Err(Error::invalid(format!(
@@ -52,9 +53,7 @@ impl Queries {
                     if q.len() != dim {
                         return Err(Error::invalid(format!("query vector has {} bytes but the rows of '{}' have {dim}", q.len(), info.name)));
                     }
-                    q.iter()
-                        .map(|&v| if (0.0..=255.0).contains(&v) && v.fract() == 0.0 { Ok(v as u8) } else { Err(Error::invalid(format!("binary query byte {v} is not in 0..=255"))) })
-                        .collect()
+                    binary_query(q)
                 })
                 .collect::<Result<_>>()?;
             return Ok(Queries { metric, float: Vec::new(), binary });
@@ -105,6 +104,10 @@ impl Queries {
             }
             DType::F16 => {
                 converted = data.chunks_exact(2).map(|b| f16::from_le_bytes(b.try_into().expect("2 bytes")).to_f32()).collect::<Vec<_>>();
+                &converted
+            }
+            DType::I8 => {
+                converted = data.iter().map(|&b| b as i8 as f32).collect::<Vec<_>>();
                 &converted
             }
             other => unreachable!("Queries::new refuses float metrics over {other}"),

@@ -314,7 +314,7 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
     let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();
     let mut rng = Rng(5);
     let (rows, dim) = (20_000usize, 13usize);
-    for dtype in [DType::F32, DType::F64, DType::F16] {
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::I8] {
         let bytes = rng.values(dtype, rows * dim);
         let name = dtype.name();
         store.save(name, dtype, &[rows as u64, dim as u64], &bytes).unwrap();
@@ -323,6 +323,7 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
             .map(|r| match dtype {
                 DType::F32 => r.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
                 DType::F64 => r.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32).collect(),
+                DType::I8 => r.iter().map(|&b| b as i8 as f32).collect(),
                 _ => r.chunks_exact(2).map(|b| half::f16::from_le_bytes(b.try_into().unwrap()).to_f32()).collect(),
             })
             .collect();

@@ -35,7 +35,7 @@ use super::lineage;
 use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
-use crate::vector::search::{search_batches, with_distances, Hits, VectorSearch};
+use crate::vector::search::{search_batches, search_bit_batches, with_distances, Hits, Prepared, VectorSearch};
 use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
 use crate::vector::{FloatQuery, Neighbor};
@@ -1730,7 +1730,7 @@ impl Table {
     /// Streams the rows of `files` that `filter` passes, with the columns named in `columns` and a
     /// last `_distance` column: each row's distance from `search.query` (`search.k` is not used).
     pub fn scan_with_distances(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<BatchStream> {
-        let query = search.prepare(self.arrow_schema()?.as_ref())?;
+        let query = search.prepare_any(self.arrow_schema()?.as_ref())?;
         let files = self.prune(files, filter.as_ref())?;
         let mut extra: Vec<String> = filter.as_ref().map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
@@ -1745,11 +1745,12 @@ impl Table {
     }
 
     /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
-    /// with the columns named in `columns` and their `_distance`. Files are searched in parallel and
+    /// with the columns named in `columns` and their `_distance`; over a float vector column, or a
+    /// binary column of bit-packed vectors by `hamming` or `jaccard`. Files are searched in parallel and
     /// their partial answers merged; ties go to the earlier file and row.
     pub fn search(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<&Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<RecordBatch> {
         let schema = self.arrow_schema()?;
-        let query = search.prepare(&schema)?;
+        let query = search.prepare_any(&schema)?;
         let files = self.prune(files, filter)?;
         let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
@@ -1764,11 +1765,20 @@ impl Table {
             .map(|(i, file)| {
                 // Ordinals: the file's position in the high bits, the row within it in the low 40.
                 let first = (i as u64) << 40;
-                if let Some(hits) = self.search_sidecar(&file, &output, &out_schema, &query, search, filter, first)? {
-                    return Ok(hits);
+                match &query {
+                    Prepared::Float(query) => {
+                        if let Some(hits) = self.search_sidecar(&file, &output, &out_schema, query, search, filter, first)? {
+                            return Ok(hits);
+                        }
+                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                        search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.k, first)
+                    }
+                    // Bit-packed vectors have no sidecar or graph: their own column is compared.
+                    Prepared::Bits(query) => {
+                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                        search_bit_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.k, first)
+                    }
                 }
-                let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, first)
             })
             .try_reduce(empty, |a, b| a.merge(b))?;
         hits.finish()
@@ -2928,6 +2938,96 @@ mod tests {
         std::fs::write(dir.path().join("metadata/v2.metadata.json"), b"{ not json").unwrap();
         let err = Table::load(location, &HashMap::new()).unwrap_err();
         assert!(matches!(err, Error::Corrupt(_)) && err.to_string().contains("v2.metadata.json"), "{err}");
+    }
+
+    #[test]
+    fn binary_columns_are_searched_by_hamming_and_jaccard_as_a_full_scan_sorted_says() {
+        use crate::vector::{Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let bits_schema = Arc::new(ArrowSchema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("bits", DataType::Binary, true),
+            Field::new("fixed", DataType::FixedSizeBinary(3), false),
+        ]));
+        let mut table = Table::create(dir.path().to_str().unwrap(), &bits_schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut rng = crate::rand::SplitMix64(9);
+        let mut rows: Vec<(i64, Option<[u8; 3]>, [u8; 3])> = Vec::new();
+        for file in 0..3i64 {
+            let range = file * 70..(file + 1) * 70;
+            let chunk: Vec<(i64, Option<[u8; 3]>, [u8; 3])> = range
+                .map(|id| {
+                    let mut b = [0u8; 3];
+                    b.iter_mut().for_each(|v| *v = rng.next_u64() as u8);
+                    (id, (id % 9 != 4).then_some(b), [b[2], b[1], id as u8])
+                })
+                .collect();
+            let batch = RecordBatch::try_new(
+                bits_schema.clone(),
+                vec![
+                    Arc::new(Int64Array::from_iter_values(chunk.iter().map(|r| r.0))),
+                    Arc::new(arrow::array::BinaryArray::from_iter(chunk.iter().map(|r| r.1.map(|b| b.to_vec())))),
+                    Arc::new(arrow::array::FixedSizeBinaryArray::try_from_iter(chunk.iter().map(|r| r.2.to_vec())).unwrap()),
+                ],
+            )
+            .unwrap();
+            table.append(RecordBatchIterator::new(vec![Ok(batch)], bits_schema.clone())).unwrap();
+            rows.extend(chunk);
+        }
+        let files = || table.data_files(table.metadata().current_snapshot()).unwrap();
+        let query = [0x5au8, 0x0f, 0xc3];
+        // The reference: bits counted one by one, in f64; the answer sorts by it, ties by id.
+        let distance = |metric: Metric, value: &[u8]| -> f64 {
+            let (mut differ, mut both, mut either) = (0u32, 0u32, 0u32);
+            for (x, y) in query.iter().zip(value) {
+                for bit in 0..8 {
+                    let (a, b) = ((x >> bit) & 1, (y >> bit) & 1);
+                    differ += (a != b) as u32;
+                    both += (a & b) as u32;
+                    either += (a | b) as u32;
+                }
+            }
+            if metric == Metric::Hamming { differ as f64 } else if either == 0 { 0.0 } else { 1.0 - both as f64 / either as f64 }
+        };
+        let filter = Predicate::from_json(r#"{"op":"ge","column":"id","value":20}"#).unwrap();
+        let as_query: Vec<f32> = query.iter().map(|&b| b as f32).collect();
+        for metric in [Metric::Hamming, Metric::Jaccard] {
+            for column in ["bits", "fixed"] {
+                let value = |r: &(i64, Option<[u8; 3]>, [u8; 3])| if column == "bits" { r.1.map(|b| b.to_vec()) } else { Some(r.2.to_vec()) };
+                let mut want: Vec<(f64, i64)> = rows.iter().filter(|r| r.0 >= 20).filter_map(|r| value(r).map(|v| (distance(metric, &v), r.0))).collect();
+                want.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+                let search = VectorSearch::new(column, as_query.clone(), metric, 12);
+                let found = table.search(files(), Some(&["id".to_owned()]), Some(&filter), &search, 32).unwrap();
+                let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+                let distances = found.column(1).as_primitive::<Float64Type>().values().to_vec();
+                // Ties (many, for Hamming) may fall to either row: the distances are the answer's,
+                // and each row found has the distance it is listed with.
+                assert_eq!(ids.len(), 12);
+                for (row, (got, w)) in distances.iter().zip(&want).enumerate() {
+                    assert!((got - w.0).abs() < 1e-6, "{metric} over {column}: {distances:?} vs {want:?}");
+                    let listed = want.iter().find(|x| x.1 == ids[row]).expect("a passing row with a value");
+                    assert!((got - listed.0).abs() < 1e-6, "{metric} over {column}: row {}", ids[row]);
+                }
+                // Every row's distance (null without a value) agrees with the search.
+                let every: usize = table
+                    .scan_with_distances(files(), Some(&["id".to_owned()]), Some(filter.clone()), &search, 32)
+                    .unwrap()
+                    .map(|b| b.unwrap().column(1).as_primitive::<Float64Type>().iter().flatten().count())
+                    .sum();
+                assert_eq!(every, want.len(), "{metric} over {column}");
+            }
+        }
+        // Rows without a value come last, as for float vectors.
+        let all = table.search(files(), Some(&["id".to_owned()]), None, &VectorSearch::new("bits", as_query.clone(), Metric::Hamming, 210), 32).unwrap();
+        assert_eq!(all.column(1).null_count(), rows.iter().filter(|r| r.1.is_none()).count());
+        assert!(all.column(1).as_primitive::<Float64Type>().iter().skip_while(|d| d.is_some()).all(|d| d.is_none()));
+        // Bad searches are named.
+        let err = |column: &str, query: Vec<f32>, metric: Metric| {
+            table.search(files(), None, None, &VectorSearch::new(column, query, metric, 3), 32).unwrap_err().to_string()
+        };
+        assert!(err("bits", as_query.clone(), Metric::L2).contains("metric 'l2' compares float vectors, not bit-packed binary vectors"));
+        assert!(err("id", as_query.clone(), Metric::Hamming).contains("metric 'hamming' compares bit-packed binary columns, but 'id' is Int64"));
+        assert!(err("bits", vec![1.0, 256.0, 0.0], Metric::Hamming).contains("binary query byte 256 is not in 0..=255"));
+        assert!(err("fixed", vec![1.0, 2.0], Metric::Jaccard).contains("jaccard: bit vectors of 2 and 3 bytes"));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::kernels::{kernels, Kernels};
+use super::kernels::{hamming, jaccard, kernels, Kernels};
 use crate::{Error, Result};
 
 /// A distance metric.
@@ -162,6 +162,54 @@ pub fn reference_distance(metric: Metric, a: &[f32], b: &[f32]) -> f64 {
         }
         Metric::Hamming | Metric::Jaccard => panic!("binary metric {metric} has no float reference"),
     }
+}
+
+/// A query for bit-packed binary vectors (`hamming`, `jaccard`), checked against its metric.
+#[derive(Debug, Clone)]
+pub struct BitQuery {
+    metric: Metric,
+    bits: Vec<u8>,
+}
+
+impl BitQuery {
+    /// A query from its bytes given as numbers 0..=255 (how engines pass a binary query beside float ones).
+    pub fn new(metric: Metric, bytes: &[f32]) -> Result<Self> {
+        if !metric.is_binary() {
+            return Err(Error::invalid(format!("metric '{metric}' compares float vectors, not bit-packed binary vectors")));
+        }
+        if bytes.is_empty() {
+            return Err(Error::invalid("binary query vector is empty"));
+        }
+        Ok(BitQuery { metric, bits: binary_query(bytes)? })
+    }
+
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// The query's length in bytes.
+    pub fn width(&self) -> usize {
+        self.bits.len()
+    }
+
+    /// The distance from the query to `row`, which must be as long as the query.
+    pub fn distance(&self, row: &[u8]) -> Result<f32> {
+        if row.len() != self.bits.len() {
+            return Err(Error::invalid(format!("{}: bit vectors of {} and {} bytes", self.metric, self.bits.len(), row.len())));
+        }
+        Ok(match self.metric {
+            Metric::Hamming => hamming(&self.bits, row) as f32,
+            _ => jaccard(&self.bits, row),
+        })
+    }
+}
+
+/// A binary query's bytes from their values as numbers (each a whole number in 0..=255).
+pub fn binary_query(values: &[f32]) -> Result<Vec<u8>> {
+    values
+        .iter()
+        .map(|&v| if (0.0..=255.0).contains(&v) && v.fract() == 0.0 { Ok(v as u8) } else { Err(Error::invalid(format!("binary query byte {v} is not in 0..=255"))) })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use arrow::datatypes::{DataType, Field, Float32Type, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchIterator;
 
-use super::metric::{FloatQuery, Metric};
-use super::topk::{exact_top_k, result_order, Neighbor};
+use super::metric::{BitQuery, FloatQuery, Metric};
+use super::topk::{exact_top_k, result_order, Neighbor, TopK};
 use crate::scan::{BatchStream, Predicate};
 use crate::{Error, Result};
 
@@ -92,6 +92,66 @@ impl VectorSearch {
         FloatQuery::new(self.metric, self.query.clone(), dimension)
             .map_err(|e| Error::invalid(format!("searching '{}': {}", self.column, strip_kind(&e))))
     }
+}
+
+/// A search's query checked against its column: float vectors, or bit-packed binary ones.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    Float(FloatQuery),
+    Bits(BitQuery),
+}
+
+impl VectorSearch {
+    /// Checks the search against the schema of what it reads: a float vector column for the float
+    /// metrics, a binary column (each value a bit-packed vector) for `hamming` and `jaccard`, whose
+    /// query holds the bytes as numbers 0..=255.
+    pub fn prepare_any(&self, schema: &Schema) -> Result<Prepared> {
+        let field = schema
+            .field_with_name(&self.column)
+            .map_err(|_| Error::NotFound(format!("vector column '{}' is not in the table schema", self.column)))?;
+        if is_bit_column(field.data_type()) {
+            return BitQuery::new(self.metric, &self.query)
+                .map(Prepared::Bits)
+                .map_err(|e| Error::invalid(format!("searching '{}': {}", self.column, strip_kind(&e))));
+        }
+        if self.metric.is_binary() {
+            return Err(Error::invalid(format!(
+                "metric '{}' compares bit-packed binary columns, but '{}' is {}",
+                self.metric,
+                self.column,
+                field.data_type()
+            )));
+        }
+        self.prepare(schema).map(Prepared::Float)
+    }
+}
+
+/// Whether a column of this type holds bit-packed binary vectors for `hamming` and `jaccard`.
+pub fn is_bit_column(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Binary | DataType::LargeBinary | DataType::FixedSizeBinary(_) | DataType::BinaryView)
+}
+
+/// Row `i`'s bytes of a binary column, whichever its layout.
+fn bit_values<'a>(array: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> &'a [u8] + 'a>> {
+    Ok(match array.data_type() {
+        DataType::Binary => {
+            let a = array.as_binary::<i32>();
+            Box::new(move |i| a.value(i))
+        }
+        DataType::LargeBinary => {
+            let a = array.as_binary::<i64>();
+            Box::new(move |i| a.value(i))
+        }
+        DataType::FixedSizeBinary(_) => {
+            let a = array.as_fixed_size_binary();
+            Box::new(move |i| a.value(i))
+        }
+        DataType::BinaryView => {
+            let a = array.as_binary_view();
+            Box::new(move |i| a.value(i))
+        }
+        other => return Err(Error::invalid(format!("a {other} column holds no bit-packed vectors"))),
+    })
 }
 
 fn strip_kind(e: &Error) -> String {
@@ -236,12 +296,7 @@ pub fn search_batches(
     k: usize,
     first_ordinal: u64,
 ) -> Result<Hits> {
-    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
-    let output_indices = output
-        .iter()
-        .map(|n| input.index_of(n).map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema"))))
-        .collect::<Result<Vec<_>>>()?;
-    let mut hits = Hits::new(Hits::schema_for(&input.project(&output_indices)?)?, k);
+    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, k)?;
     let mut ordinal = first_ordinal;
     for batch in batches {
         let batch = batch?;
@@ -255,6 +310,66 @@ pub fn search_batches(
         ordinal += rows as u64;
     }
     Ok(hits)
+}
+
+/// The vector column's and the output columns' positions in `input`, and no hits yet.
+fn search_setup(input: &Schema, output: &[String], column: &str, k: usize) -> Result<(usize, Vec<usize>, Hits)> {
+    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
+    let output_indices = output
+        .iter()
+        .map(|n| input.index_of(n).map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema"))))
+        .collect::<Result<Vec<_>>>()?;
+    let hits = Hits::new(Hits::schema_for(&input.project(&output_indices)?)?, k);
+    Ok((vector_index, output_indices, hits))
+}
+
+/// As [`search_batches`], over a column of bit-packed binary vectors.
+#[allow(clippy::too_many_arguments)]
+pub fn search_bit_batches(
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    input: &Schema,
+    output: &[String],
+    query: &BitQuery,
+    column: &str,
+    filter: Option<&Predicate>,
+    k: usize,
+    first_ordinal: u64,
+) -> Result<Hits> {
+    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, k)?;
+    let mut ordinal = first_ordinal;
+    for batch in batches {
+        let batch = batch?;
+        let (with_vector, passed) = bit_candidates(&batch, vector_index, filter)?;
+        let values = bit_values(batch.column(vector_index).as_ref())?;
+        let mut top = TopK::new(k);
+        for row in with_vector.set_indices() {
+            top.push(Neighbor { distance: query.distance(values(row))?, ordinal: ordinal + row as u64 });
+        }
+        let projected = batch.project(&output_indices)?;
+        hits.add_found(top.into_sorted(), &with_vector, &passed, ordinal, |positions| {
+            Ok(take_record_batch(&projected, positions)?.columns().to_vec())
+        })?;
+        ordinal += batch.num_rows() as u64;
+    }
+    Ok(hits)
+}
+
+/// The rows of `batch` that pass `filter` and have a (non-null) value in the binary column
+/// `vector_index`, and the rows that pass `filter` at all.
+fn bit_candidates(batch: &RecordBatch, vector_index: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
+    let passed = passing(batch, filter)?;
+    let with_vector = match batch.column(vector_index).logical_nulls() {
+        Some(valid) => valid.inner() & &passed,
+        None => passed.clone(),
+    };
+    Ok((with_vector, passed))
+}
+
+fn passing(batch: &RecordBatch, filter: Option<&Predicate>) -> Result<BooleanBuffer> {
+    Ok(match filter {
+        Some(filter) => true_and_known(&filter.evaluate(batch)?),
+        None => BooleanBuffer::new_set(batch.num_rows()),
+    })
 }
 
 /// The rows of `batch` that pass `filter` and have a whole vector in column `vector_index`, and the
@@ -271,10 +386,7 @@ fn candidates(batch: &RecordBatch, vector_index: usize, dim: usize, filter: Opti
         let complete: BooleanBuffer = (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
         whole = Some(and(whole, complete));
     }
-    let passed = match filter {
-        Some(filter) => true_and_known(&filter.evaluate(batch)?),
-        None => BooleanBuffer::new_set(rows),
-    };
+    let passed = passing(batch, filter)?;
     let with_vector = match whole {
         Some(whole) => &whole & &passed,
         None => passed.clone(),
@@ -284,25 +396,41 @@ fn candidates(batch: &RecordBatch, vector_index: usize, dim: usize, filter: Opti
 
 /// `inner` (which holds the vector column) with the `output` columns and each row's distance from
 /// `query` in a last `_distance` column, null where the row has no whole vector.
-pub fn with_distances(inner: BatchStream, query: FloatQuery, column: &str, output: Vec<usize>) -> Result<BatchStream> {
+pub fn with_distances(inner: BatchStream, query: Prepared, column: &str, output: Vec<usize>) -> Result<BatchStream> {
     let input = inner.schema();
     let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
     let schema = Hits::schema_for(&input.project(&output)?)?;
     let out = schema.clone();
     let batches = inner.map(move |batch| -> std::result::Result<RecordBatch, ArrowError> {
         let batch = batch?;
-        let dim = query.dimension();
-        let (with_vector, _) = candidates(&batch, vector_index, dim, None).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-        let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
-        let values = items.values();
-        let distances: Float64Array = (0..batch.num_rows())
-            .map(|r| with_vector.value(r).then(|| query.distance(&values[r * dim..(r + 1) * dim]) as f64))
-            .collect();
+        let distances = row_distances(&batch, vector_index, &query).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
         let mut columns = batch.project(&output)?.columns().to_vec();
         columns.push(Arc::new(distances));
         RecordBatch::try_new(out.clone(), columns)
     });
     Ok(Box::new(RecordBatchIterator::new(batches, schema)))
+}
+
+/// Each row's distance from `query`, null where the row has no whole vector.
+fn row_distances(batch: &RecordBatch, vector_index: usize, query: &Prepared) -> Result<Float64Array> {
+    match query {
+        Prepared::Float(query) => {
+            let dim = query.dimension();
+            let (with_vector, _) = candidates(batch, vector_index, dim, None)?;
+            let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
+            let values = items.values();
+            Ok((0..batch.num_rows())
+                .map(|r| with_vector.value(r).then(|| query.distance(&values[r * dim..(r + 1) * dim]) as f64))
+                .collect())
+        }
+        Prepared::Bits(query) => {
+            let (with_vector, _) = bit_candidates(batch, vector_index, None)?;
+            let values = bit_values(batch.column(vector_index).as_ref())?;
+            (0..batch.num_rows())
+                .map(|r| with_vector.value(r).then(|| query.distance(values(r)).map(f64::from)).transpose())
+                .collect()
+        }
+    }
 }
 
 fn and(mask: Option<BooleanBuffer>, other: BooleanBuffer) -> BooleanBuffer {
@@ -390,7 +518,7 @@ mod tests {
         assert!(distances.is_null(12) && distances.is_null(13));
         // Every row's distance, in stream order, agrees with the top-k's.
         let stream: BatchStream = Box::new(arrow::record_batch::RecordBatchIterator::new(vec![Ok(all.clone())], schema.clone()));
-        let every = with_distances(stream, query, "embedding", vec![0]).unwrap().next().unwrap().unwrap();
+        let every = with_distances(stream, super::Prepared::Float(query), "embedding", vec![0]).unwrap().next().unwrap().unwrap();
         let every_d = every.column(1).as_primitive::<arrow::datatypes::Float64Type>();
         for (rank, id) in ids.iter().enumerate() {
             assert_eq!(every_d.is_null(*id as usize), distances.is_null(rank));

@@ -30,6 +30,7 @@ import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
 import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -148,9 +149,10 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         if (order.direction() != nearestFirst) {
             return Optional.empty();
         }
+        boolean bits = VectorFunctions.overBits(call.name());
         for (int side = 0; side < 2; side++) {
-            Optional<String> column = vectorColumn(call.children()[side]);
-            Optional<float[]> query = constantVector(call.children()[1 - side]);
+            Optional<String> column = bits ? binaryColumn(call.children()[side]) : vectorColumn(call.children()[side]);
+            Optional<float[]> query = bits ? constantBits(call.children()[1 - side]) : constantVector(call.children()[1 - side]);
             boolean nullsRight = order.nullOrdering() == NullOrdering.NULLS_LAST
                     || column.isPresent() && !tableColumns().apply(column.get()).nullable();
             if (column.isPresent() && query.isPresent() && nullsRight) {
@@ -172,6 +174,26 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             }
         }
         return Optional.empty();
+    }
+
+    private Optional<String> binaryColumn(Expression e) {
+        if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
+            return Optional.empty();
+        }
+        for (StructField field : tableColumns().fields()) {
+            if (field.name().equals(ref.fieldNames()[0]) && field.dataType() instanceof BinaryType) {
+                return Optional.of(field.name());
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** A constant binary value as the native side takes a bit query: its bytes as numbers 0..255. */
+    private static Optional<float[]> constantBits(Expression e) {
+        if (!(e instanceof Literal<?> literal) || !(literal.value() instanceof byte[] bytes) || bytes.length == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(VectorSearch.bitQuery(bytes));
     }
 
     private static Optional<float[]> constantVector(Expression e) {

@@ -178,7 +178,27 @@ class SparkVectorTest {
         for (byte b : probe) {
             hex.append(String.format("%02X", b));
         }
-        assertAnswer(spark.sql("SELECT id, bits <~> " + hex + "' AS d FROM fingerprints ORDER BY d, id LIMIT 20"), want.subList(0, 20));
+        hex.append("'");
+        assertAnswer(spark.sql("SELECT id, bits <~> " + hex + " AS d FROM fingerprints ORDER BY d, id LIMIT 20"), want.subList(0, 20));
+        // Stored in a HyperStream table, the same ORDER BY ... LIMIT is a native top-k over the binary column.
+        String stored = path + "-bits";
+        spark.createDataFrame(rows, schema).repartition(2).write().format("hyperstream").mode("append").save(stored);
+        spark.read().format("hyperstream").load(stored).createOrReplaceTempView("stored_bits");
+        for (String op : List.of("<~>", "<%>")) {
+            String function = op.equals("<~>") ? "hamming_distance" : "jaccard_distance";
+            Dataset<Row> pushed = spark.sql("SELECT id, bits " + op + " " + hex + " AS d FROM stored_bits WHERE id >= 30 ORDER BY d NULLS LAST LIMIT 15");
+            assertTrue(plan(pushed).contains("nativeTopK=15 by " + function + "(bits"), plan(pushed));
+            assertFalse(plan(pushed).contains("Sort"), plan(pushed));
+            // Ties fall to either row: the distances are the answer's, and each row has its own.
+            List<Row> got = pushed.collectAsList();
+            List<Row> all = spark.sql("SELECT id, bits " + op + " " + hex + " AS d FROM fingerprints WHERE id >= 30 ORDER BY d").collectAsList();
+            assertEquals(15, got.size());
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(all.get(i).getDouble(1), got.get(i).getDouble(1), 1e-6, op + " rank " + i);
+                long id = got.get(i).getLong(0);
+                assertEquals(all.stream().filter(r -> r.getLong(0) == id).findFirst().orElseThrow().getDouble(1), got.get(i).getDouble(1), 1e-6);
+            }
+        }
         Exception wrongType = assertThrows(Exception.class, () -> spark.sql("SELECT hyperstream.hamming_distance(array(1.0), array(1.0))").collect());
         assertTrue(messages(wrongType).contains("hamming_distance takes bit-packed binary values, got array<decimal(2,1)>"), messages(wrongType));
         Exception lengths = assertThrows(Exception.class, () -> spark.sql("SELECT X'00' <%> X'0000'").collect());

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.airlift.slice.Slice;
 import io.hyperstream.jni.VectorSearch;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.CatalogSchemaName;
@@ -18,6 +19,7 @@ import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.DoubleType;
 import io.trino.spi.type.RealType;
 import io.trino.spi.type.Type;
+import io.trino.spi.type.VarbinaryType;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +28,10 @@ import java.util.Optional;
 /**
  * A distance between a vector column and a constant query vector that the native scan computes:
  * Trino's {@code euclidean_distance}, {@code cosine_distance} and {@code dot_product} over
- * {@code array(real)} / {@code array(double)} columns. {@code dot_product} is native
- * {@code inner_product} negated back, so larger products still sort first under
- * {@code ORDER BY ... DESC}.
+ * {@code array(real)} / {@code array(double)} columns, and the catalog's {@code system.l1_distance}
+ * there and {@code system.hamming_distance} / {@code jaccard_distance} over {@code varbinary} columns
+ * of bit-packed vectors. {@code dot_product} is native {@code inner_product} negated back, so larger
+ * products still sort first under {@code ORDER BY ... DESC}.
  */
 public record VectorDistance(
         @JsonProperty("function") String function,
@@ -39,13 +42,16 @@ public record VectorDistance(
             "euclidean_distance", "l2",
             "cosine_distance", "cosine",
             "dot_product", "inner_product",
-            // The catalog's own system.l1_distance (VectorFunctions).
-            "l1_distance", "l1",
+            // The catalog's own functions (VectorFunctions).
+            "l1_distance", "l1", "hamming_distance", "hamming", "jaccard_distance", "jaccard",
             // vector_search names the native metric itself.
             "l2", "l2", "cosine", "cosine", "inner_product", "inner_product", "l1", "l1");
 
     /** The Trino functions whose calls the scan computes. */
     private static final java.util.Set<String> TRINO_FUNCTIONS = java.util.Set.of("euclidean_distance", "cosine_distance", "dot_product");
+
+    /** The catalog's functions over bit-packed varbinary vectors. */
+    private static final java.util.Set<String> BIT_FUNCTIONS = java.util.Set.of("hamming_distance", "jaccard_distance");
 
     @JsonCreator
     public VectorDistance {
@@ -85,9 +91,10 @@ public record VectorDistance(
             return Optional.empty();
         }
         List<ConnectorExpression> args = call.getArguments();
+        boolean bits = BIT_FUNCTIONS.contains(call.getFunctionName().getName());
         for (int side = 0; side < 2; side++) {
-            Optional<HyperStreamColumnHandle> column = vectorColumn(args.get(side), assignments);
-            Optional<float[]> query = constantVector(args.get(1 - side));
+            Optional<HyperStreamColumnHandle> column = bits ? binaryColumn(args.get(side), assignments) : vectorColumn(args.get(side), assignments);
+            Optional<float[]> query = bits ? constantBits(args.get(1 - side)) : constantVector(args.get(1 - side));
             if (column.isPresent() && query.isPresent()) {
                 return Optional.of(new VectorDistance(call.getFunctionName().getName(), column.get().name(), query.get()));
             }
@@ -95,11 +102,28 @@ public record VectorDistance(
         return Optional.empty();
     }
 
-    /** Trino's own distances, and this catalog's {@code system.l1_distance}. */
+    /** Trino's own distances, and this catalog's ({@link VectorFunctions}). */
     private static boolean pushable(FunctionName name, String catalog) {
         return name.getCatalogSchema()
-                .map(schema -> schema.equals(new CatalogSchemaName(catalog, VectorFunctions.SCHEMA)) && name.getName().equals("l1_distance"))
+                .map(schema -> schema.equals(new CatalogSchemaName(catalog, VectorFunctions.SCHEMA)) && VectorFunctions.isFunction(name.getName()))
                 .orElse(TRINO_FUNCTIONS.contains(name.getName()));
+    }
+
+    private static Optional<HyperStreamColumnHandle> binaryColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {
+        if (e instanceof Variable variable && assignments.get(variable.getName()) instanceof HyperStreamColumnHandle column
+                && column.ordinal() >= 0 && column.type() instanceof VarbinaryType) {
+            return Optional.of(column);
+        }
+        return Optional.empty();
+    }
+
+    /** A constant varbinary as the native side takes a bit query (its bytes as numbers 0..255). */
+    private static Optional<float[]> constantBits(ConnectorExpression e) {
+        if (!(e instanceof Constant constant) || !(constant.getType() instanceof VarbinaryType)
+                || !(constant.getValue() instanceof Slice slice) || slice.length() == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(VectorSearch.bitQuery(slice.getBytes()));
     }
 
     private static Optional<HyperStreamColumnHandle> vectorColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {

@@ -200,6 +200,14 @@ class TestVectorPushdown {
         assertEquals(0.875, (Double) bits.getField(1), 1e-12);
         assertEquals(0.0, bits.getField(2));
         assertEquals(null, bits.getField(3));
+        // Over a varbinary column of bit-packed vectors, ORDER BY hamming/jaccard LIMIT k is a native top-k.
+        runner.execute("CREATE TABLE prints AS SELECT id, to_big_endian_64(id * 2654435761) AS bits FROM UNNEST(sequence(0, 499)) AS t(id)");
+        for (String function : List.of("hamming_distance", "jaccard_distance")) {
+            String top = "SELECT lake.system." + function + "(bits, X'00FF00FF0F0F3C3C') AS d FROM prints WHERE id >= 40 ORDER BY d LIMIT 12";
+            assertThat(assertions.query(top)).isFullyPushedDown();
+            String plan = (String) runner.execute("EXPLAIN " + top).getOnlyValue();
+            assertTrue(plan.contains("nativeTopK=12 nearest by " + function), plan);
+        }
         List<Object> names = runner.execute("SHOW FUNCTIONS FROM lake.system").getMaterializedRows().stream()
                 .map(row -> row.getField(0)).toList();
         assertTrue(names.containsAll(List.of("l1_distance", "hamming_distance", "jaccard_distance")), names.toString());
