@@ -227,8 +227,12 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         }
         Map<String, Integer> vectors = new HashMap<>();
         Map<String, String> kept = new HashMap<>();
+        Map<String, String> vectorIndexes = new HashMap<>();
         for (Map.Entry<String, String> p : properties.entrySet()) {
             String key = p.getKey();
+            if (PathOptions.indexedColumn(key) != null) {
+                vectorIndexes.put(PathOptions.indexedColumn(key), HyperStreamWrite.checkedIndex("table property '" + key + "'", p.getValue()));
+            }
             if (key.startsWith("hyperstream.") || key.startsWith("write.parquet.") || key.equals(NativeTable.FORMAT_VERSION)) {
                 // The table's own settings (hyperstream.write.row-group-rows), Iceberg's Parquet
                 // write settings (write.parquet.bloom-filter-enabled.column.<name>) and format version.
@@ -253,6 +257,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         try (BufferAllocator allocator = Allocators.child("spark-create");
                 NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), kept,
                         Map.of(), allocator)) {
+            vectorIndexes.forEach((column, definition) -> HyperStreamWrite.applyVectorIndex(table, column, definition));
             return new HyperStreamPathTable(PathOptions.from(Map.of("path", dir.toString())),
                     SparkTypes.toStructType(table.schema(allocator)));
         }
@@ -305,6 +310,15 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         if (change instanceof TableChange.RemoveProperty remove && remove.property().equals(INDEX_COLUMNS)) {
             return table -> table.setScalarIndexes(List.of());
         }
+        if (change instanceof TableChange.SetProperty set && PathOptions.indexedColumn(set.property()) != null) {
+            String column = PathOptions.indexedColumn(set.property());
+            String definition = HyperStreamWrite.checkedIndex("table property '" + set.property() + "'", set.value());
+            return table -> HyperStreamWrite.applyVectorIndex(table, column, definition);
+        }
+        if (change instanceof TableChange.RemoveProperty remove && PathOptions.indexedColumn(remove.property()) != null) {
+            String column = PathOptions.indexedColumn(remove.property());
+            return table -> HyperStreamWrite.applyVectorIndex(table, column, PathOptions.NO_INDEX);
+        }
         if (change instanceof TableChange.SetProperty set && set.property().startsWith("write.parquet.")) {
             return table -> table.setWriteProperties(Map.of(set.property(), set.value()));
         }
@@ -314,7 +328,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             return table -> table.setWriteProperties(removal);
         }
         throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN, "
-                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'write.parquet.*'), not "
+                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'vector.<column>.index', 'write.parquet.*'), not "
                 + change.getClass().getSimpleName());
     }
 

@@ -22,6 +22,8 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -68,6 +70,19 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
             List<String> order = table.sortOrder();
             if (!order.isEmpty()) {
                 properties.put(NativeTable.SORTED_BY, String.join(", ", order));
+            }
+            for (StructField field : schema.fields()) {
+                if (!(field.dataType() instanceof ArrayType)) {
+                    continue;
+                }
+                try {
+                    String index = table.vectorIndex(field.name());
+                    if (index != null) {
+                        properties.put("vector." + field.name() + ".index", index);
+                    }
+                } catch (io.hyperstream.jni.InvalidArgumentException notAVectorColumn) {
+                    // A list of floats without a declared dimension: no index to show.
+                }
             }
             return properties;
         }

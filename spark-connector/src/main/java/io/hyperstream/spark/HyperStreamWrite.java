@@ -48,11 +48,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
                 throw new IllegalArgumentException("option 'vector." + column + ".index': '" + column
                         + "' is not a vector column (array<float>) of the written data");
             }
-            try {
-                indexes.put(column, NativeTable.normalizeVectorIndex(index.getValue()));
-            } catch (InvalidArgumentException e) {
-                throw new IllegalArgumentException("option 'vector." + column + ".index': " + e.getMessage(), e);
-            }
+            indexes.put(column, checkedIndex("option 'vector." + column + ".index'", index.getValue()));
         }
         ensureTable(options, schema).close();
     }
@@ -106,17 +102,38 @@ final class HyperStreamWrite implements Write, BatchWrite {
      */
     private void declareIndexes(NativeTable table) {
         for (Map.Entry<String, String> index : indexes.entrySet()) {
-            String column = index.getKey();
-            String existing = table.vectorIndex(column);
-            if (index.getValue().equals(existing)) {
-                continue;
-            }
-            if (existing != null) {
-                table.dropVectorIndex(column);
-            }
-            if (!index.getValue().equals(PathOptions.NO_INDEX)) {
-                table.createVectorIndex(column, index.getValue());
-            }
+            applyVectorIndex(table, index.getKey(), index.getValue());
+        }
+    }
+
+    /**
+     * Gives {@code column} the vector index {@code definition} (normalized, or {@link
+     * PathOptions#NO_INDEX}): nothing when it has that one, else the old one is dropped and the new
+     * one built from the stored vectors.
+     */
+    static void applyVectorIndex(NativeTable table, String column, String definition) {
+        String existing = table.vectorIndex(column);
+        if (definition.equals(existing) || existing == null && definition.equals(PathOptions.NO_INDEX)) {
+            return;
+        }
+        if (existing != null) {
+            table.dropVectorIndex(column);
+        }
+        if (!definition.equals(PathOptions.NO_INDEX)) {
+            table.createVectorIndex(column, definition);
+        }
+    }
+
+    /** A {@code vector.<column>.index} value checked and normalized; the message names {@code where} it came from. */
+    static String checkedIndex(String where, String value) {
+        String definition = PathOptions.indexDefinition(value);
+        if (definition.equalsIgnoreCase(PathOptions.NO_INDEX)) {
+            return PathOptions.NO_INDEX;
+        }
+        try {
+            return NativeTable.normalizeVectorIndex(definition);
+        } catch (InvalidArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
     }
 

@@ -42,6 +42,19 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
 
+    /** A {@code vector.<column>.index} value as written: {@code hnsw} for the defaults, {@code none}, or JSON. */
+    static String indexDefinition(String value) {
+        String definition = value.trim();
+        return definition.equalsIgnoreCase("hnsw") ? "{\"type\":\"hnsw\"}" : definition;
+    }
+
+    /** The column a {@code vector.<column>.index} property or option names, or null for another key. */
+    static String indexedColumn(String key) {
+        return key.startsWith("vector.") && key.endsWith(".index") && key.length() > "vector..index".length()
+                ? key.substring("vector.".length(), key.length() - ".index".length())
+                : null;
+    }
+
     /**
      * The table as a read with these options sees it: at the snapshot (or time) they name, with that
      * snapshot's schema, else its latest version. Writes go through {@link NativeTable#load}.
@@ -104,8 +117,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 }
             } else if (key.startsWith("vector.") && key.endsWith(".index")) {
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".index".length());
-                String definition = value.trim();
-                indexes.put(column, definition.equalsIgnoreCase("hnsw") ? "{\"type\":\"hnsw\"}" : definition);
+                indexes.put(column, indexDefinition(value));
             } else if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 // Column names keep their case: take them from the original key.
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".dimension".length());

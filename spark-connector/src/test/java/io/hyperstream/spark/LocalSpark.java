@@ -22,4 +22,13 @@ final class LocalSpark {
                 .config("spark.sql.extensions", HyperStreamSparkExtensions.class.getName())
                 .getOrCreate();
     }
+
+    /** The messages of an exception and its causes, joined (Spark wraps the native one). */
+    static String messages(Throwable e) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            all.append(t.getClass().getName()).append(": ").append(t.getMessage()).append('\n');
+        }
+        return all.toString();
+    }
 }

@@ -86,7 +86,7 @@ class SparkArrayTest {
         // A value the dtype cannot hold fails the write and commits nothing.
         Exception e = assertThrows(Exception.class, () -> spark.range(250, 260).selectExpr("int(id) as value").write()
                 .format("hyperstream").option("array", "labels").mode("append").save(store));
-        assertTrue(messages(e).contains("do not fit a uint8 array"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("do not fit a uint8 array"), LocalSpark.messages(e));
         assertEquals(256, read(store, "labels", 100).count());
 
         // uint64 beyond bigint: decimal(20, 0) in Spark.
@@ -148,23 +148,15 @@ class SparkArrayTest {
         vectors(0, 10).write().format("hyperstream").option("array", "emb").mode("append").save(store);
         Exception e = assertThrows(Exception.class, () -> spark.range(0, 5).selectExpr("array(float(id)) as value").write()
                 .format("hyperstream").option("array", "emb").mode("append").save(store));
-        assertTrue(messages(e).contains("holds 1 values where 3 belong"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("holds 1 values where 3 belong"), LocalSpark.messages(e));
         e = assertThrows(Exception.class, () -> spark.range(0, 5).selectExpr("'x' as value").write()
                 .format("hyperstream").option("array", "emb").mode("append").save(store));
-        assertTrue(messages(e).contains("array rows cannot hold string values"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("array rows cannot hold string values"), LocalSpark.messages(e));
         e = assertThrows(Exception.class, () -> read(store, "missing", 10).count());
-        assertTrue(messages(e).contains("array 'missing'"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("array 'missing'"), LocalSpark.messages(e));
         e = assertThrows(Exception.class, () -> spark.read().format("hyperstream").option("array", "emb")
                 .option("colour", "red").load(store));
-        assertTrue(messages(e).contains("unknown HyperStream array option 'colour'"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("unknown HyperStream array option 'colour'"), LocalSpark.messages(e));
         assertEquals(10, read(store, "emb", 10).count());
-    }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            all.append(t.getClass().getName()).append(": ").append(t.getMessage()).append('\n');
-        }
-        return all.toString();
     }
 }

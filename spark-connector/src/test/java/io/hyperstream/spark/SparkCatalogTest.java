@@ -44,6 +44,38 @@ class SparkCatalogTest {
     }
 
     @Test
+    void vectorIndexesAreManagedThroughTableProperties() {
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.vec");
+        sql("CREATE TABLE lake.vec.items (id BIGINT NOT NULL, embedding ARRAY<FLOAT>) USING hyperstream TBLPROPERTIES ("
+                + "'vector.embedding.dimension' = '4', 'vector.embedding.index' = '{\"metric\":\"cosine\",\"m\":8}')");
+        String dir = root.resolve("vec").resolve("items").toString();
+        java.util.function.Supplier<String> index = () -> {
+            try (NativeTable table = NativeTable.load(dir, Map.of())) {
+                return table.vectorIndex("embedding");
+            }
+        };
+        assertTrue(index.get().contains("\"metric\":\"cosine\"") && index.get().contains("\"m\":8"), index.get());
+        sql("INSERT INTO lake.vec.items SELECT id, array(float(id), float(1), float(-id), float(2)) FROM range(300)");
+        java.util.function.Supplier<String> shown = () -> sql("SHOW TBLPROPERTIES lake.vec.items").stream()
+                .filter(r -> r.getString(0).equals("vector.embedding.index")).map(r -> r.getString(1)).findFirst().orElse(null);
+        assertEquals(index.get(), shown.get());
+        sql("ALTER TABLE lake.vec.items SET TBLPROPERTIES ('vector.embedding.index' = 'hnsw')");
+        assertTrue(index.get().contains("\"metric\":\"l2\"") && index.get().contains("\"m\":16"), index.get());
+        List<Long> nearest = sql("SELECT id FROM lake.vec.items ORDER BY hyperstream.l2_distance(embedding, array(7.0, 1.0, -7.0, 2.0)) LIMIT 3")
+                .stream().map(r -> r.getLong(0)).toList();
+        assertEquals(7L, nearest.get(0));
+        Exception bad = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.vec.items SET TBLPROPERTIES ('vector.embedding.index' = '{\"m\":1}')"));
+        assertTrue(LocalSpark.messages(bad).contains("table property 'vector.embedding.index': ") && LocalSpark.messages(bad).contains("m must be between 2 and 128"), LocalSpark.messages(bad));
+        bad = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.vec.items SET TBLPROPERTIES ('vector.id.index' = 'hnsw')"));
+        assertTrue(LocalSpark.messages(bad).contains("not a float vector column"), LocalSpark.messages(bad));
+        assertTrue(index.get().contains("\"m\":16"), "refused changes leave the index: " + index.get());
+        sql("ALTER TABLE lake.vec.items UNSET TBLPROPERTIES ('vector.embedding.index')");
+        assertEquals(null, index.get());
+        assertEquals(null, shown.get());
+        assertEquals(300L, sql("SELECT count(*) FROM lake.vec.items").get(0).getLong(0));
+    }
+
+    @Test
     void sqlCreatesInsertsCopiesTravelsAndDrops() {
         sql("CREATE NAMESPACE lake.db");
         assertTrue(Files.isDirectory(root.resolve("db")));

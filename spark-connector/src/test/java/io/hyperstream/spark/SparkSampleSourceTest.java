@@ -102,7 +102,7 @@ class SparkSampleSourceTest {
     void badOptionsFailWithTheNativeMessage() {
         Exception dimension = assertThrows(Exception.class, () -> spark.read().format("hyperstream")
                 .option("sample.rows", 10).option("sample.dimension", 0).load());
-        assertTrue(messages(dimension).contains("sample dimension must be in 1..=65536, got 0"), messages(dimension));
+        assertTrue(LocalSpark.messages(dimension).contains("sample dimension must be in 1..=65536, got 0"), LocalSpark.messages(dimension));
         assertEquals("io.hyperstream.jni.InvalidArgumentException", rootCause(dimension).getClass().getName());
         Exception unknown = assertThrows(IllegalArgumentException.class, () -> spark.read().format("hyperstream")
                 .option("sample.rows", 10).option("sample.colour", "blue").load());
@@ -140,13 +140,5 @@ class SparkSampleSourceTest {
             e = e.getCause();
         }
         return e;
-    }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            all.append(t.getClass().getName()).append(": ").append(t.getMessage()).append('\n');
-        }
-        return all.toString();
     }
 }

@@ -94,21 +94,13 @@ class SparkTableTest {
                 "array(float(1), float(2)) as embedding");
         Exception e = assertThrows(Exception.class,
                 () -> wrongDimension.write().format("hyperstream").mode("append").save(path));
-        assertTrue(messages(e).contains("column 'embedding' holds 2 values where 3 belong"), messages(e));
+        assertTrue(LocalSpark.messages(e).contains("column 'embedding' holds 2 values where 3 belong"), LocalSpark.messages(e));
         assertEquals(10, spark.read().format("hyperstream").load(path).count());
         Exception unknown = assertThrows(Exception.class,
                 () -> spark.read().format("hyperstream").option("colour", "red").load(path));
-        assertTrue(messages(unknown).contains("colour"), messages(unknown));
+        assertTrue(LocalSpark.messages(unknown).contains("colour"), LocalSpark.messages(unknown));
         Exception missing = assertThrows(Exception.class,
                 () -> spark.read().format("hyperstream").load(dir.resolve("nothing").toString()).count());
-        assertTrue(messages(missing).contains("no HyperStream or Iceberg table"), messages(missing));
-    }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            all.append(t.getClass().getName()).append(": ").append(t.getMessage()).append('\n');
-        }
-        return all.toString();
+        assertTrue(LocalSpark.messages(missing).contains("no HyperStream or Iceberg table"), LocalSpark.messages(missing));
     }
 }

@@ -200,9 +200,9 @@ class SparkVectorTest {
             }
         }
         Exception wrongType = assertThrows(Exception.class, () -> spark.sql("SELECT hyperstream.hamming_distance(array(1.0), array(1.0))").collect());
-        assertTrue(messages(wrongType).contains("hamming_distance takes bit-packed binary values, got array<decimal(2,1)>"), messages(wrongType));
+        assertTrue(LocalSpark.messages(wrongType).contains("hamming_distance takes bit-packed binary values, got array<decimal(2,1)>"), LocalSpark.messages(wrongType));
         Exception lengths = assertThrows(Exception.class, () -> spark.sql("SELECT X'00' <%> X'0000'").collect());
-        assertTrue(messages(lengths).contains("jaccard_distance: bit vectors of 1 and 2 bytes"), messages(lengths));
+        assertTrue(LocalSpark.messages(lengths).contains("jaccard_distance: bit vectors of 1 and 2 bytes"), LocalSpark.messages(lengths));
     }
 
     @Test
@@ -249,7 +249,7 @@ class SparkVectorTest {
         assertAnswer(df, reference("cosine_distance", id -> id % 10 != 0, false, 5));
         Exception bad = assertThrows(Exception.class, () -> spark.read().format("hyperstream")
                 .option("vector.search.column", "embedding").option("vector.search.query", "1,x").load(path).count());
-        assertTrue(messages(bad).contains("comma-separated numbers"), messages(bad));
+        assertTrue(LocalSpark.messages(bad).contains("comma-separated numbers"), LocalSpark.messages(bad));
     }
 
     @Test
@@ -284,10 +284,10 @@ class SparkVectorTest {
         }
         Exception bad = assertThrows(Exception.class, () -> docs.limit(5).write().format("hyperstream")
                 .option("vector.embedding.index", "{\"M\":4}").mode("append").save(indexed));
-        assertTrue(messages(bad).contains("unknown vector index field 'M'"), messages(bad));
+        assertTrue(LocalSpark.messages(bad).contains("unknown vector index field 'M'"), LocalSpark.messages(bad));
         bad = assertThrows(Exception.class, () -> docs.limit(5).write().format("hyperstream")
                 .option("vector.category.index", "hnsw").mode("append").save(indexed));
-        assertTrue(messages(bad).contains("'category' is not a vector column"), messages(bad));
+        assertTrue(LocalSpark.messages(bad).contains("'category' is not a vector column"), LocalSpark.messages(bad));
         assertEquals(ROWS, spark.read().format("hyperstream").load(indexed).count(), "refused writes commit nothing");
         docs.limit(0).write().format("hyperstream").option("vector.embedding.index", "none").mode("append").save(indexed);
         try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(indexed, java.util.Map.of())) {
@@ -299,14 +299,6 @@ class SparkVectorTest {
     void aQueryOfTheWrongDimensionFailsClearly() {
         Exception e = assertThrows(Exception.class, () -> spark.sql(
                 "SELECT id FROM docs ORDER BY hyperstream.cosine_distance(embedding, array(1.0, 2.0)) LIMIT 3").collectAsList());
-        assertTrue(messages(e).contains("2 dimensions but the column has 16"), messages(e));
-    }
-
-    private static String messages(Throwable e) {
-        StringBuilder all = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            all.append(t.getMessage()).append(" | ");
-        }
-        return all.toString();
+        assertTrue(LocalSpark.messages(e).contains("2 dimensions but the column has 16"), LocalSpark.messages(e));
     }
 }
