@@ -1,7 +1,10 @@
 //! The wgpu backend: batched float distances in a WGSL compute shader, on whatever device wgpu finds
 //! (Vulkan, Metal, DX12, or a software Vulkan driver such as Mesa's lavapipe), and each query's exact
-//! top-k selected on the CPU from the distances read back (one pass over them per query, with the CPU
-//! path's `TopK`).
+//! top-k selected on the device: a radix select over order-preserving 32-bit keys of the distances
+//! (four histogram passes of 8 bits find the k-th smallest key per query), then a gather of the rows
+//! at or below it, about k per query, which are all that is read back; the CPU orders those few. When
+//! ties at the k-th distance leave too many rows to gather, the distances are read back whole and
+//! selected on the CPU instead.
 //!
 //! Results follow the CPU path's rules (`topk.rs`): order by distance, NaN after every number, ties to
 //! the lower ordinal; a cosine distance to a stored zero vector is 1. The distances can differ from
@@ -62,6 +65,66 @@ fn distance(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 "#;
 
+/// Radix select over the distances: `histogram` counts, per query, the keys that match the query's
+/// prefix so far by their next 8 bits; `gather` writes out the rows whose key is at most the query's
+/// threshold, with their distance bits.
+const SELECT_SHADER: &str = r#"
+struct Select { rows: u32, queries: u32, shift: u32, cap: u32 }
+
+@group(0) @binding(0) var<storage, read> dists: array<f32>;
+@group(0) @binding(1) var<storage, read> prefixes: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(3) var<uniform> sel: Select;
+@group(0) @binding(4) var<storage, read_write> found: array<vec2<u32>>;
+
+// Ascending keys in the CPU path's order: numbers by value (-0 as 0), every NaN last.
+fn order_key(bits: u32) -> u32 {
+    if ((bits & 0x7fffffffu) > 0x7f800000u) {
+        return 0xffffffffu;
+    }
+    var b = bits;
+    if (b == 0x80000000u) {
+        b = 0u;
+    }
+    if ((b & 0x80000000u) != 0u) {
+        return ~b;
+    }
+    return b | 0x80000000u;
+}
+
+@compute @workgroup_size(64)
+fn histogram(@builtin(global_invocation_id) id: vec3<u32>) {
+    let row = id.x;
+    let q = id.y;
+    if (row >= sel.rows || q >= sel.queries) {
+        return;
+    }
+    let key = order_key(bitcast<u32>(dists[q * sel.rows + row]));
+    let p = prefixes[q];
+    if ((key & p.y) != p.x) {
+        return;
+    }
+    atomicAdd(&counts[q * 256u + ((key >> sel.shift) & 255u)], 1u);
+}
+
+@compute @workgroup_size(64)
+fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
+    let row = id.x;
+    let q = id.y;
+    if (row >= sel.rows || q >= sel.queries) {
+        return;
+    }
+    let bits = bitcast<u32>(dists[q * sel.rows + row]);
+    if (order_key(bits) > prefixes[q].x) {
+        return;
+    }
+    let slot = atomicAdd(&counts[q], 1u);
+    if (slot < sel.cap) {
+        found[q * sel.cap + slot] = vec2<u32>(row, bits);
+    }
+}
+"#;
+
 const WORKGROUP: u32 = 64;
 
 fn metric_code(metric: Metric) -> Result<u32> {
@@ -79,6 +142,8 @@ pub struct WgpuDevice {
     device: wgpu::Device,
     queue: wgpu::Queue,
     pipeline: wgpu::ComputePipeline,
+    histogram: wgpu::ComputePipeline,
+    gather: wgpu::ComputePipeline,
     name: String,
     software: bool,
     max_binding: u64,
@@ -107,18 +172,27 @@ impl WgpuDevice {
             label: Some("hyperstream distances"),
             source: wgpu::ShaderSource::Wgsl(SHADER.into()),
         });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("hyperstream distances"),
-            layout: None,
-            module: &module,
-            entry_point: Some("distance"),
-            compilation_options: Default::default(),
-            cache: None,
+        let select = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("hyperstream select"),
+            source: wgpu::ShaderSource::Wgsl(SELECT_SHADER.into()),
         });
+        let pipeline = |module: &wgpu::ShaderModule, entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let (distance, histogram, gather) = (pipeline(&module, "distance"), pipeline(&select, "histogram"), pipeline(&select, "gather"));
         Ok(WgpuDevice {
+            pipeline: distance,
+            histogram,
+            gather,
             device,
             queue,
-            pipeline,
             name: format!("{} via {:?}", info.name, info.backend),
             software: info.device_type == wgpu::DeviceType::Cpu,
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
@@ -137,8 +211,14 @@ impl WgpuDevice {
     }
 
     /// The `k` nearest of `vectors` (rows of `dim` floats) to each query, nearest first. Rows go to
-    /// the device in chunks that fit its storage buffer limit.
+    /// the device in chunks that fit its storage buffer limit; each chunk's nearest are selected there.
     pub fn top_k(&self, vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+        self.top_k_selected(vectors, dim, metric, queries, k, true)
+    }
+
+    /// As [`top_k`](Self::top_k); `on_device` false reads every distance back and selects on the CPU
+    /// (the tests compare the two).
+    fn top_k_selected(&self, vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize, on_device: bool) -> Result<Vec<Vec<Neighbor>>> {
         let code = metric_code(metric)?;
         let checked = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<Vec<_>>>()?;
         let nq = checked.len();
@@ -158,42 +238,149 @@ impl WgpuDevice {
         let mut tops: Vec<TopK> = (0..nq).map(|_| TopK::new(k)).collect();
         for (chunk, rows) in vectors.chunks(per_chunk * dim).enumerate() {
             let n = rows.len() / dim;
-            let distances = self.distances(rows, n, dim, code, &query_buffer, nq)?;
             let first = (chunk * per_chunk) as u64;
-            for (q, top) in tops.iter_mut().enumerate() {
-                for (i, d) in distances[q * n..(q + 1) * n].iter().enumerate() {
-                    top.push(Neighbor { distance: *d, ordinal: first + i as u64 });
+            let distances = self.distances(rows, n, dim, code, &query_buffer, nq)?;
+            let selected = if on_device && k < n { self.select(&distances, n, nq, k)? } else { None };
+            match selected {
+                Some(found) => {
+                    for (top, rows) in tops.iter_mut().zip(found) {
+                        rows.into_iter().for_each(|(row, distance)| top.push(Neighbor { distance, ordinal: first + u64::from(row) }));
+                    }
+                }
+                None => {
+                    let all = floats(&self.read_back(&distances, (n * nq * 4) as u64)?);
+                    for (q, top) in tops.iter_mut().enumerate() {
+                        for (i, d) in all[q * n..(q + 1) * n].iter().enumerate() {
+                            top.push(Neighbor { distance: *d, ordinal: first + i as u64 });
+                        }
+                    }
                 }
             }
         }
         Ok(tops.into_iter().map(TopK::into_sorted).collect())
     }
 
-    /// The distances of `n` rows to every query, query by query.
-    fn distances(&self, rows: &[f32], n: usize, dim: usize, metric: u32, queries: &wgpu::Buffer, nq: usize) -> Result<Vec<f32>> {
-        let storage = |label, contents: &[u8]| {
-            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: wgpu::BufferUsages::STORAGE })
+    /// Each query's rows whose distance is among the `k` smallest of the `n` in `distances` (ties at
+    /// the k-th included), as (row, distance); None when those ties are too many to gather.
+    fn select(&self, distances: &wgpu::Buffer, n: usize, nq: usize, k: usize) -> Result<Option<Vec<Vec<(u32, f32)>>>> {
+        // Per query: the key prefix found so far and its mask; how many of the k lie at or past it.
+        let mut prefixes = vec![[0u32; 2]; nq];
+        let mut remaining = vec![k as u32; nq];
+        let mut at_threshold = vec![0u32; nq];
+        for pass in 0..4u32 {
+            let shift = 24 - 8 * pass;
+            let counts = self.run_select(&self.histogram, distances, n, nq, shift, &prefixes, nq * 256, 0)?.0;
+            for q in 0..nq {
+                let mut before = 0u32;
+                for (bin, &count) in counts[q * 256..(q + 1) * 256].iter().enumerate() {
+                    if before + count >= remaining[q] {
+                        prefixes[q][0] |= (bin as u32) << shift;
+                        prefixes[q][1] |= 0xff << shift;
+                        remaining[q] -= before;
+                        at_threshold[q] = count;
+                        break;
+                    }
+                    before += count;
+                }
+            }
+        }
+        // The k-th key per query is now its prefix: gather the keys below it and every tie at it.
+        let cap = (0..nq).map(|q| k as u32 - remaining[q] + at_threshold[q]).max().unwrap_or(0) as usize;
+        if (nq * cap * 8) as u64 > self.max_binding {
+            return Ok(None);
+        }
+        let thresholds: Vec<[u32; 2]> = prefixes.iter().map(|p| [p[0], 0]).collect();
+        let (counts, found) = self.run_select(&self.gather, distances, n, nq, 0, &thresholds, nq, cap)?;
+        Ok(Some(
+            (0..nq)
+                .map(|q| {
+                    let taken = (counts[q] as usize).min(cap);
+                    found[q * cap..q * cap + taken].iter().map(|&[row, bits]| (row, f32::from_bits(bits))).collect()
+                })
+                .collect(),
+        ))
+    }
+
+    /// Runs one selection kernel over `n` rows × `nq` queries; returns its `counts` and, with a
+    /// `cap`, the `found` rows (`cap` per query).
+    #[allow(clippy::too_many_arguments)]
+    fn run_select(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        distances: &wgpu::Buffer,
+        n: usize,
+        nq: usize,
+        shift: u32,
+        prefixes: &[[u32; 2]],
+        counts: usize,
+        cap: usize,
+    ) -> Result<(Vec<u32>, Vec<[u32; 2]>)> {
+        let init = |label, contents: &[u8], usage| self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
+        let prefix_bytes: Vec<u8> = prefixes.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+        let prefix_buffer = init("prefixes", &prefix_bytes, wgpu::BufferUsages::STORAGE);
+        let count_buffer = init("counts", &vec![0u8; counts * 4], wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
+        let params: Vec<u8> = [n as u32, nq as u32, shift, cap as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let params = init("select", &params, wgpu::BufferUsages::UNIFORM);
+        let found_bytes = (nq * cap.max(1) * 8) as u64;
+        let found_buffer = (cap > 0).then(|| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("found"),
+                size: found_bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        });
+        let mut entries = vec![
+            wgpu::BindGroupEntry { binding: 0, resource: distances.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: prefix_buffer.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: count_buffer.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 3, resource: params.as_entire_binding() },
+        ];
+        if let Some(found) = &found_buffer {
+            entries.push(wgpu::BindGroupEntry { binding: 4, resource: found.as_entire_binding() });
+        }
+        let bindings = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("select"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        self.dispatch(pipeline, &bindings, n, nq);
+        let counts = self.read_back(&count_buffer, (counts * 4) as u64)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("four bytes"))).collect();
+        let found = match &found_buffer {
+            Some(found) => self
+                .read_back(found, found_bytes)?
+                .chunks_exact(8)
+                .map(|b| [u32::from_le_bytes(b[..4].try_into().expect("four bytes")), u32::from_le_bytes(b[4..].try_into().expect("four bytes"))])
+                .collect(),
+            None => Vec::new(),
         };
-        let vectors = storage("vectors", &to_bytes(rows));
-        let size = (n * nq * 4) as u64;
+        Ok((counts, found))
+    }
+
+    /// Runs `pipeline` over `n` rows × `nq` queries.
+    fn dispatch(&self, pipeline: &wgpu::ComputePipeline, bindings: &wgpu::BindGroup, n: usize, nq: usize) {
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hyperstream") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bindings, &[]);
+            pass.dispatch_workgroups((n as u32).div_ceil(WORKGROUP), nq as u32, 1);
+        }
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// The distances of `n` rows to every query, query by query, left on the device.
+    fn distances(&self, rows: &[f32], n: usize, dim: usize, metric: u32, queries: &wgpu::Buffer, nq: usize) -> Result<wgpu::Buffer> {
+        let init = |label, contents: &[u8], usage| self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
+        let vectors = init("vectors", &to_bytes(rows), wgpu::BufferUsages::STORAGE);
         let out = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("distances"),
-            size,
+            size: (n * nq * 4) as u64,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let params: Vec<u8> = [n as u32, dim as u32, nq as u32, metric].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let params = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: &params,
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let params = init("params", &params, wgpu::BufferUsages::UNIFORM);
         let bindings = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("distances"),
             layout: &self.pipeline.get_bind_group_layout(0),
@@ -204,14 +391,20 @@ impl WgpuDevice {
                 wgpu::BindGroupEntry { binding: 3, resource: params.as_entire_binding() },
             ],
         });
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("distances") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("distances"), timestamp_writes: None });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &bindings, &[]);
-            pass.dispatch_workgroups((n as u32).div_ceil(WORKGROUP), nq as u32, 1);
-        }
-        encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, size);
+        self.dispatch(&self.pipeline, &bindings, n, nq);
+        Ok(out)
+    }
+
+    /// The first `size` bytes of a device buffer, once the work queued before is done.
+    fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        encoder.copy_buffer_to_buffer(buffer, 0, &readback, 0, size);
         self.queue.submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
         readback.map_async(wgpu::MapMode::Read, .., move |mapped| {
@@ -224,12 +417,14 @@ impl WgpuDevice {
             .recv()
             .map_err(|e| Error::Internal(format!("wgpu readback: {e}")))?
             .map_err(|e| Error::Internal(format!("wgpu readback: {e}")))?;
-        let bytes = readback.get_mapped_range(..).map_err(|e| Error::Internal(format!("wgpu readback: {e}")))?;
-        let distances = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("four bytes"))).collect();
-        drop(bytes);
+        let bytes = readback.get_mapped_range(..).map_err(|e| Error::Internal(format!("wgpu readback: {e}")))?.to_vec();
         readback.unmap();
-        Ok(distances)
+        Ok(bytes)
     }
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("four bytes"))).collect()
 }
 
 fn to_bytes(values: &[f32]) -> Vec<u8> {
@@ -271,6 +466,27 @@ mod tests {
                         let row = &vectors[a.ordinal as usize * dim..][..dim];
                         assert!(a.ordinal == b.ordinal || (query.distance(row) - b.distance).abs() <= tolerance, "{metric} dim {dim}: {a:?} vs {b:?}");
                     }
+                }
+            }
+        }
+        // Selection on the device equals selection over every distance read back, exactly: ties at
+        // the k-th distance (identical rows), NaN distances (last), k past the row count.
+        let dim = 5;
+        let mut vectors = crate::vector::test_values(77, 900 * dim);
+        for row in (0..900).step_by(7) {
+            vectors[row * dim..(row + 1) * dim].copy_from_slice(&[0.25, -0.5, 1.0, 0.0, 2.0]);
+        }
+        vectors[11 * dim] = f32::NAN;
+        vectors[12 * dim..13 * dim].fill(0.0);
+        let queries: Vec<Vec<f32>> = vec![vec![0.25, -0.5, 1.0, 0.0, 2.0], crate::vector::test_values(5, dim), vec![0.0, 0.0, 0.0, 0.0, 1.0]];
+        for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
+            for k in [1, 3, 130, 140, 899, 900, 1000] {
+                let selected = device.top_k_selected(&vectors, dim, metric, &queries, k, true).unwrap();
+                let read_back = device.top_k_selected(&vectors, dim, metric, &queries, k, false).unwrap();
+                for (a, b) in selected.iter().zip(&read_back) {
+                    let pairs = |v: &Vec<Neighbor>| v.iter().map(|n| (n.distance.to_bits(), n.ordinal)).collect::<Vec<_>>();
+                    assert_eq!(pairs(a), pairs(b), "{metric} k {k}");
+                    assert_eq!(a.len(), k.min(900));
                 }
             }
         }
