@@ -127,6 +127,9 @@ fn gather(@builtin(global_invocation_id) id: vec3<u32>) {
 
 const WORKGROUP: u32 = 64;
 
+/// One query's gathered rows: (row within the chunk, distance).
+type Gathered = Vec<(u32, f32)>;
+
 fn metric_code(metric: Metric) -> Result<u32> {
     match metric {
         Metric::L2 => Ok(0),
@@ -262,7 +265,7 @@ impl WgpuDevice {
 
     /// Each query's rows whose distance is among the `k` smallest of the `n` in `distances` (ties at
     /// the k-th included), as (row, distance); None when those ties are too many to gather.
-    fn select(&self, distances: &wgpu::Buffer, n: usize, nq: usize, k: usize) -> Result<Option<Vec<Vec<(u32, f32)>>>> {
+    fn select(&self, distances: &wgpu::Buffer, n: usize, nq: usize, k: usize) -> Result<Option<Vec<Gathered>>> {
         // Per query: the key prefix found so far and its mask; how many of the k lie at or past it.
         let mut prefixes = vec![[0u32; 2]; nq];
         let mut remaining = vec![k as u32; nq];
