@@ -35,7 +35,7 @@ use super::lineage;
 use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
 use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
-use crate::vector::search::{search_batches, search_bit_batches, with_distances, Hits, Prepared, VectorSearch};
+use crate::vector::search::{search_batches, search_row_batches, with_distances, Hits, Prepared, VectorSearch};
 use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
 use crate::vector::{FloatQuery, Neighbor};
@@ -1745,8 +1745,8 @@ impl Table {
     }
 
     /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
-    /// with the columns named in `columns` and their `_distance`; over a float vector column, or a
-    /// binary column of bit-packed vectors by `hamming` or `jaccard`. Files are searched in parallel and
+    /// with the columns named in `columns` and their `_distance`; over a float vector column, a
+    /// binary column of bit-packed vectors by `hamming` or `jaccard`, or a sparse vector column. Files are searched in parallel and
     /// their partial answers merged; ties go to the earlier file and row.
     pub fn search(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<&Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<RecordBatch> {
         let schema = self.arrow_schema()?;
@@ -1773,10 +1773,10 @@ impl Table {
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
                         search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.k, first)
                     }
-                    // Bit-packed vectors have no sidecar or graph: their own column is compared.
-                    Prepared::Bits(query) => {
+                    // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
+                    Prepared::Bits(_) | Prepared::Sparse(_) => {
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_bit_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.k, first)
+                        search_row_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, first)
                     }
                 }
             })
@@ -2938,6 +2938,60 @@ mod tests {
         std::fs::write(dir.path().join("metadata/v2.metadata.json"), b"{ not json").unwrap();
         let err = Table::load(location, &HashMap::new()).unwrap_err();
         assert!(matches!(err, Error::Corrupt(_)) && err.to_string().contains("v2.metadata.json"), "{err}");
+    }
+
+    #[test]
+    fn sparse_vector_columns_are_searched_as_their_dense_twins_say() {
+        use arrow::array::{ListArray, StructArray};
+        use arrow::datatypes::{Fields, Int32Type};
+        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let fields = Fields::from(vec![
+            Field::new("indices", DataType::List(Arc::new(Field::new("item", DataType::Int32, true))), true),
+            Field::new("values", DataType::List(Arc::new(Field::new("item", DataType::Float32, true))), true),
+        ]);
+        let sparse_schema = Arc::new(ArrowSchema::new(vec![Field::new("id", DataType::Int64, false), Field::new("terms", DataType::Struct(fields.clone()), true)]));
+        let mut table = Table::create(dir.path().to_str().unwrap(), &sparse_schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let dim = 30;
+        let mut rng = crate::rand::SplitMix64(21);
+        let mut dense: Vec<Option<Vec<f32>>> = Vec::new();
+        for _ in 0..2 {
+            let rows: Vec<Option<Vec<f32>>> = (0..120)
+                .map(|i| (i % 17 != 5).then(|| (0..dim).map(|_| if rng.next_u64() % 3 == 0 { (rng.next_u64() % 200) as f32 / 10.0 - 10.0 } else { 0.0 }).collect()))
+                .collect();
+            let first = dense.len() as i64;
+            let indices = ListArray::from_iter_primitive::<Int32Type, _, _>(rows.iter().map(|r| {
+                r.as_ref().map(|v| v.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(i, _)| Some(i as i32)).collect::<Vec<_>>())
+            }));
+            let values = ListArray::from_iter_primitive::<Float32Type, _, _>(rows.iter().map(|r| r.as_ref().map(|v| v.iter().filter(|x| **x != 0.0).map(|x| Some(*x)).collect::<Vec<_>>())));
+            let nulls = arrow::buffer::NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
+            let terms = StructArray::new(fields.clone(), vec![Arc::new(indices), Arc::new(values)], Some(nulls));
+            let ids = Int64Array::from_iter_values(first..first + rows.len() as i64);
+            let batch = RecordBatch::try_new(sparse_schema.clone(), vec![Arc::new(ids), Arc::new(terms)]).unwrap();
+            table.append(RecordBatchIterator::new(vec![Ok(batch)], sparse_schema.clone())).unwrap();
+            dense.extend(rows);
+        }
+        let files = || table.data_files(table.metadata().current_snapshot()).unwrap();
+        let query_dense: Vec<f32> = (0..dim).map(|i| if i % 4 == 1 { i as f32 / 7.0 } else { 0.0 }).collect();
+        let pairs: Vec<f32> = query_dense.iter().enumerate().filter(|(_, v)| **v != 0.0).flat_map(|(i, v)| [i as f32, *v]).rev().collect::<Vec<_>>();
+        // Pairs in any order: reversed above (value, position), put back as (position, value).
+        let pairs: Vec<f32> = pairs.chunks_exact(2).flat_map(|p| [p[1], p[0]]).collect();
+        for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
+            let mut want: Vec<(f64, i64)> = dense
+                .iter()
+                .enumerate()
+                .filter_map(|(id, v)| v.as_ref().map(|v| (reference_distance(metric, &query_dense, v), id as i64)))
+                .collect();
+            want.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+            let found = table.search(files(), Some(&["id".to_owned()]), None, &VectorSearch::new("terms", pairs.clone(), metric, 10), 50).unwrap();
+            let distances = found.column(1).as_primitive::<Float64Type>().values().to_vec();
+            for (got, w) in distances.iter().zip(&want) {
+                assert!((got - w.0).abs() <= 1e-4 * (1.0 + w.0.abs()), "{metric}: {distances:?} vs {want:?}");
+            }
+            assert_eq!(found.num_rows(), 10);
+        }
+        let err = table.search(files(), None, None, &VectorSearch::new("terms", vec![1.0], Metric::L2, 3), 50).unwrap_err().to_string();
+        assert!(err.contains("searching 'terms': a sparse query is (position, value) pairs"), "{err}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod kernels;
 pub mod metric;
 pub mod search;
 pub mod sidecar;
+pub mod sparse;
 pub mod topk;
 #[cfg(feature = "wgpu")]
 pub mod wgpu_backend;

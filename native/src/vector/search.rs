@@ -12,6 +12,7 @@ use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchIterator;
 
 use super::metric::{BitQuery, FloatQuery, Metric};
+use super::sparse::SparseQuery;
 use super::topk::{exact_top_k, result_order, Neighbor, TopK};
 use crate::scan::{BatchStream, Predicate};
 use crate::{Error, Result};
@@ -94,11 +95,12 @@ impl VectorSearch {
     }
 }
 
-/// A search's query checked against its column: float vectors, or bit-packed binary ones.
+/// A search's query checked against its column: float vectors, bit-packed binary ones, or sparse ones.
 #[derive(Debug, Clone)]
 pub enum Prepared {
     Float(FloatQuery),
     Bits(BitQuery),
+    Sparse(SparseQuery),
 }
 
 impl VectorSearch {
@@ -109,6 +111,11 @@ impl VectorSearch {
         let field = schema
             .field_with_name(&self.column)
             .map_err(|_| Error::NotFound(format!("vector column '{}' is not in the table schema", self.column)))?;
+        if is_sparse_column(field.data_type()) {
+            return SparseQuery::from_pairs(self.metric, &self.query)
+                .map(Prepared::Sparse)
+                .map_err(|e| Error::invalid(format!("searching '{}': {}", self.column, strip_kind(&e))));
+        }
         if is_bit_column(field.data_type()) {
             return BitQuery::new(self.metric, &self.query)
                 .map(Prepared::Bits)
@@ -129,6 +136,49 @@ impl VectorSearch {
 /// Whether a column of this type holds bit-packed binary vectors for `hamming` and `jaccard`.
 pub fn is_bit_column(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Binary | DataType::LargeBinary | DataType::FixedSizeBinary(_) | DataType::BinaryView)
+}
+
+/// Whether a column of this type holds sparse vectors: a struct of `indices` (list of int) and
+/// `values` (list of float).
+pub fn is_sparse_column(data_type: &DataType) -> bool {
+    let DataType::Struct(fields) = data_type else {
+        return false;
+    };
+    let list_of = |name: &str, item: DataType| {
+        fields.find(name).is_some_and(|(_, f)| matches!(f.data_type(), DataType::List(i) if i.data_type() == &item))
+    };
+    fields.len() == 2 && list_of("indices", DataType::Int32) && list_of("values", DataType::Float32)
+}
+
+/// Each row's distance from a query compared row by row (bit-packed and sparse vectors), over one
+/// batch's column; rows without a vector are not asked for.
+fn row_distance<'a>(query: &'a Prepared, column: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> Result<f32> + 'a>> {
+    Ok(match query {
+        Prepared::Bits(query) => {
+            let values = bit_values(column)?;
+            Box::new(move |i| query.distance(values(i)))
+        }
+        Prepared::Sparse(query) => {
+            let (indices, values) = sparse_lists(column)?;
+            Box::new(move |i| {
+                let (idx, val) = (indices.value(i), values.value(i));
+                query.distance(idx.as_primitive::<arrow::datatypes::Int32Type>().values(), val.as_primitive::<Float32Type>().values())
+            })
+        }
+        Prepared::Float(_) => return Err(Error::Internal("float vectors are searched in blocks, not row by row".into())),
+    })
+}
+
+/// The `indices` and `values` lists of a sparse vector column.
+fn sparse_lists(column: &dyn Array) -> Result<(&arrow::array::ListArray, &arrow::array::ListArray)> {
+    let parts = column.as_struct_opt().ok_or_else(|| Error::invalid("not a sparse vector column"))?;
+    let list = |name: &str| {
+        parts
+            .column_by_name(name)
+            .and_then(|c| c.as_list_opt::<i32>())
+            .ok_or_else(|| Error::invalid(format!("a sparse vector column has no '{name}' list")))
+    };
+    Ok((list("indices")?, list("values")?))
 }
 
 /// Row `i`'s bytes of a binary column, whichever its layout.
@@ -323,13 +373,13 @@ fn search_setup(input: &Schema, output: &[String], column: &str, k: usize) -> Re
     Ok((vector_index, output_indices, hits))
 }
 
-/// As [`search_batches`], over a column of bit-packed binary vectors.
+/// As [`search_batches`], over a column compared row by row: bit-packed or sparse vectors.
 #[allow(clippy::too_many_arguments)]
-pub fn search_bit_batches(
+pub fn search_row_batches(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     input: &Schema,
     output: &[String],
-    query: &BitQuery,
+    query: &Prepared,
     column: &str,
     filter: Option<&Predicate>,
     k: usize,
@@ -339,11 +389,11 @@ pub fn search_bit_batches(
     let mut ordinal = first_ordinal;
     for batch in batches {
         let batch = batch?;
-        let (with_vector, passed) = bit_candidates(&batch, vector_index, filter)?;
-        let values = bit_values(batch.column(vector_index).as_ref())?;
+        let (with_vector, passed) = row_candidates(&batch, vector_index, filter)?;
+        let distance = row_distance(query, batch.column(vector_index).as_ref())?;
         let mut top = TopK::new(k);
         for row in with_vector.set_indices() {
-            top.push(Neighbor { distance: query.distance(values(row))?, ordinal: ordinal + row as u64 });
+            top.push(Neighbor { distance: distance(row)?, ordinal: ordinal + row as u64 });
         }
         let projected = batch.project(&output_indices)?;
         hits.add_found(top.into_sorted(), &with_vector, &passed, ordinal, |positions| {
@@ -354,12 +404,22 @@ pub fn search_bit_batches(
     Ok(hits)
 }
 
-/// The rows of `batch` that pass `filter` and have a (non-null) value in the binary column
-/// `vector_index`, and the rows that pass `filter` at all.
-fn bit_candidates(batch: &RecordBatch, vector_index: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
+/// The rows of `batch` that pass `filter` and have a vector in column `vector_index` (a non-null
+/// value; for sparse vectors, both lists too), and the rows that pass `filter` at all.
+fn row_candidates(batch: &RecordBatch, vector_index: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
     let passed = passing(batch, filter)?;
-    let with_vector = match batch.column(vector_index).logical_nulls() {
-        Some(valid) => valid.inner() & &passed,
+    let column = batch.column(vector_index);
+    let mut valid = column.logical_nulls().map(|n| n.into_inner());
+    if is_sparse_column(column.data_type()) {
+        let (indices, values) = sparse_lists(column.as_ref())?;
+        for list in [indices, values] {
+            if let Some(nulls) = list.logical_nulls() {
+                valid = Some(and(valid, nulls.into_inner()));
+            }
+        }
+    }
+    let with_vector = match valid {
+        Some(valid) => &valid & &passed,
         None => passed.clone(),
     };
     Ok((with_vector, passed))
@@ -423,12 +483,10 @@ fn row_distances(batch: &RecordBatch, vector_index: usize, query: &Prepared) -> 
                 .map(|r| with_vector.value(r).then(|| query.distance(&values[r * dim..(r + 1) * dim]) as f64))
                 .collect())
         }
-        Prepared::Bits(query) => {
-            let (with_vector, _) = bit_candidates(batch, vector_index, None)?;
-            let values = bit_values(batch.column(vector_index).as_ref())?;
-            (0..batch.num_rows())
-                .map(|r| with_vector.value(r).then(|| query.distance(values(r)).map(f64::from)).transpose())
-                .collect()
+        Prepared::Bits(_) | Prepared::Sparse(_) => {
+            let (with_vector, _) = row_candidates(batch, vector_index, None)?;
+            let distance = row_distance(query, batch.column(vector_index).as_ref())?;
+            (0..batch.num_rows()).map(|r| with_vector.value(r).then(|| distance(r).map(f64::from)).transpose()).collect()
         }
     }
 }
