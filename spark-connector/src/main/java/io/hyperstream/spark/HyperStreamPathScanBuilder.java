@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -151,8 +152,11 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         }
         boolean bits = VectorFunctions.overBits(call.name());
         for (int side = 0; side < 2; side++) {
-            Optional<String> column = bits ? binaryColumn(call.children()[side]) : vectorColumn(call.children()[side]);
-            Optional<float[]> query = bits ? constantBits(call.children()[1 - side]) : constantVector(call.children()[1 - side]);
+            Optional<String> sparse = bits ? Optional.empty() : sparseColumn(call.children()[side]);
+            Optional<String> column = bits ? binaryColumn(call.children()[side])
+                    : sparse.isPresent() ? sparse : vectorColumn(call.children()[side]);
+            Expression constant = call.children()[1 - side];
+            Optional<float[]> query = bits ? constantBits(constant) : sparse.isPresent() ? constantSparse(constant) : constantVector(constant);
             boolean nullsRight = order.nullOrdering() == NullOrdering.NULLS_LAST
                     || column.isPresent() && !tableColumns().apply(column.get()).nullable();
             if (column.isPresent() && query.isPresent() && nullsRight) {
@@ -186,6 +190,45 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
             }
         }
         return Optional.empty();
+    }
+
+    private Optional<String> sparseColumn(Expression e) {
+        if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
+            return Optional.empty();
+        }
+        for (StructField field : tableColumns().fields()) {
+            if (field.name().equals(ref.fieldNames()[0]) && VectorFunctions.isSparse(field.dataType())) {
+                return Optional.of(field.name());
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** A constant sparse vector as the native side takes a sparse query: (position, value) pairs. */
+    private static Optional<float[]> constantSparse(Expression e) {
+        if (!(e instanceof Literal<?> literal) || !(literal.value() instanceof InternalRow row) || !VectorFunctions.isSparse(literal.dataType())
+                || row.isNullAt(0) || row.isNullAt(1)) {
+            return Optional.empty();
+        }
+        StructType type = (StructType) literal.dataType();
+        ArrayData indices = row.getArray(0);
+        try {
+            double[] values = VectorFunctions.toDoubles(row.getArray(1), ((ArrayType) type.fields()[1].dataType()).elementType());
+            if (indices.numElements() != values.length) {
+                return Optional.empty();
+            }
+            float[] pairs = new float[2 * values.length];
+            for (int i = 0; i < values.length; i++) {
+                if (indices.isNullAt(i) || indices.getInt(i) < 0 || indices.getInt(i) >= 1 << 24) {
+                    return Optional.empty();
+                }
+                pairs[2 * i] = indices.getInt(i);
+                pairs[2 * i + 1] = (float) values[i];
+            }
+            return Optional.of(pairs);
+        } catch (IllegalArgumentException nullValue) {
+            return Optional.empty();
+        }
     }
 
     /** A constant binary value as the native side takes a bit query: its bytes as numbers 0..255. */

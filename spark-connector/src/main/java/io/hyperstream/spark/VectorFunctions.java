@@ -47,6 +47,18 @@ final class VectorFunctions {
         return name.equals("hamming_distance") || name.equals("jaccard_distance");
     }
 
+    /**
+     * Whether a value of this type is a sparse vector: a struct of {@code indices} (an int array:
+     * the positions of the non-zero elements) and {@code values} (a numeric array of their values).
+     */
+    static boolean isSparse(DataType type) {
+        return type instanceof StructType struct && struct.fields().length == 2
+                && struct.fields()[0].name().equals("indices") && struct.fields()[0].dataType() instanceof ArrayType i
+                && i.elementType() instanceof IntegerType
+                && struct.fields()[1].name().equals("values") && struct.fields()[1].dataType() instanceof ArrayType v
+                && isNumeric(v.elementType());
+    }
+
     static boolean isDistance(String name) {
         return METRICS.containsKey(name);
     }
@@ -72,9 +84,13 @@ final class VectorFunctions {
                     if (overBits(name) && !(types[i] instanceof BinaryType)) {
                         throw new UnsupportedOperationException(name + " takes bit-packed binary values, got " + types[i].simpleString());
                     }
-                    if (!overBits(name) && (!(types[i] instanceof ArrayType array) || !isNumeric(array.elementType()))) {
+                    if (!overBits(name) && !isSparse(types[i]) && (!(types[i] instanceof ArrayType array) || !isNumeric(array.elementType()))) {
                         throw new UnsupportedOperationException(name + " takes numeric arrays, got " + types[i].simpleString());
                     }
+                }
+                if (!overBits(name) && isSparse(types[0]) != isSparse(types[1])) {
+                    throw new UnsupportedOperationException(name + " compares two sparse vectors or two dense ones, got "
+                            + types[0].simpleString() + " and " + types[1].simpleString());
                 }
                 return new Distance(name, types);
             }
@@ -161,6 +177,12 @@ final class VectorFunctions {
             if (overBits(name)) {
                 return bitDistance(name, input.getBinary(0), input.getBinary(1));
             }
+            if (isSparse(inputTypes[0])) {
+                double[] a = dense(input, 0, (StructType) inputTypes[0]);
+                double[] b = dense(input, 1, (StructType) inputTypes[1]);
+                int length = Math.max(a.length, b.length);
+                return distance(name, java.util.Arrays.copyOf(a, length), java.util.Arrays.copyOf(b, length));
+            }
             double[] a = toDoubles(input.getArray(0), ((ArrayType) inputTypes[0]).elementType());
             double[] b = toDoubles(input.getArray(1), ((ArrayType) inputTypes[1]).elementType());
             if (a.length != b.length) {
@@ -188,6 +210,32 @@ final class VectorFunctions {
             case "cosine_distance" -> na == 0 || nb == 0 ? 1.0 : Math.min(2.0, Math.max(0.0, 1 - dot / Math.sqrt(na * nb)));
             default -> throw new IllegalArgumentException(name);
         };
+    }
+
+    /**
+     * A sparse vector of {@code input}'s argument {@code i}, as a dense one long enough for its
+     * largest position (the distances are the same with any number of trailing zeros, so two
+     * sparse vectors are compared at the longer one's length).
+     */
+    private static double[] dense(InternalRow input, int i, StructType type) {
+        InternalRow sparse = input.getStruct(i, 2);
+        ArrayData indices = sparse.getArray(0);
+        double[] values = toDoubles(sparse.getArray(1), ((ArrayType) type.fields()[1].dataType()).elementType());
+        if (indices.numElements() != values.length) {
+            throw new IllegalArgumentException("sparse vector has " + indices.numElements() + " indices but " + values.length + " values");
+        }
+        int length = 0;
+        for (int j = 0; j < values.length; j++) {
+            if (indices.isNullAt(j) || indices.getInt(j) < 0 || j > 0 && indices.getInt(j) <= indices.getInt(j - 1)) {
+                throw new IllegalArgumentException("sparse vector indices must be non-negative and strictly increasing");
+            }
+            length = indices.getInt(j) + 1;
+        }
+        double[] out = new double[length];
+        for (int j = 0; j < values.length; j++) {
+            out[indices.getInt(j)] = values[j];
+        }
+        return out;
     }
 
     /** The bit functions' definition, over bit-packed values of the same length. */

@@ -206,6 +206,44 @@ class SparkVectorTest {
     }
 
     @Test
+    void sparseVectorColumnsAreSearchedNatively() {
+        Random random = new Random(17);
+        List<Row> rows = new ArrayList<>();
+        for (long id = 0; id < 300; id++) {
+            List<Integer> indices = new ArrayList<>();
+            List<Float> values = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                if (random.nextInt(5) == 0) {
+                    indices.add(i);
+                    values.add((float) random.nextGaussian());
+                }
+            }
+            rows.add(RowFactory.create(id, RowFactory.create(indices, values)));
+        }
+        StructType sparse = new StructType().add("indices", DataTypes.createArrayType(DataTypes.IntegerType))
+                .add("values", DataTypes.createArrayType(DataTypes.FloatType));
+        StructType schema = new StructType().add("id", DataTypes.LongType, false).add("terms", sparse, false);
+        String stored = path + "-sparse";
+        spark.createDataFrame(rows, schema).repartition(2).write().format("hyperstream").mode("append").save(stored);
+        spark.read().format("hyperstream").load(stored).createOrReplaceTempView("stored_terms");
+        spark.createDataFrame(rows, schema).createOrReplaceTempView("memory_terms");
+        String query = "named_struct('indices', array(3, 7, 40), 'values', array(0.5, -1.25, 2.0))";
+        for (String function : List.of("l2_distance", "cosine_distance", "l1_distance", "negative_inner_product")) {
+            String sql = "SELECT id, hyperstream." + function + "(terms, " + query + ") AS d FROM %s WHERE id >= 30 ORDER BY d LIMIT 8";
+            Dataset<Row> pushed = spark.sql(String.format(sql, "stored_terms"));
+            assertTrue(plan(pushed).contains("nativeTopK=8 by " + function + "(terms"), plan(pushed));
+            List<Row> got = pushed.collectAsList();
+            List<Row> want = spark.sql(String.format(sql, "memory_terms")).collectAsList();
+            assertEquals(8, got.size());
+            for (int i = 0; i < 8; i++) {
+                assertEquals(want.get(i).getDouble(1), got.get(i).getDouble(1), 1e-5, function + " rank " + i);
+            }
+        }
+        Exception mixed = assertThrows(Exception.class, () -> spark.sql("SELECT hyperstream.l2_distance(terms, array(1.0)) FROM memory_terms").collect());
+        assertTrue(LocalSpark.messages(mixed).contains("compares two sparse vectors or two dense ones"), LocalSpark.messages(mixed));
+    }
+
+    @Test
     void hybridQueriesPushTheFilterAndTheTopK() {
         Dataset<Row> df = spark.sql("SELECT id, hyperstream.cosine_distance(embedding, " + literal + ") AS d FROM docs"
                 + " WHERE category IN ('c3', 'c7') AND id >= 500 ORDER BY d LIMIT 25");
