@@ -32,6 +32,7 @@ import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -167,41 +168,29 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
         return Optional.empty();
     }
 
-    private Optional<String> vectorColumn(Expression e) {
+    /** The table column {@code e} names, when its type is of the {@code kind} a search needs. */
+    private Optional<String> column(Expression e, java.util.function.Predicate<DataType> kind) {
         if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
             return Optional.empty();
         }
         for (StructField field : tableColumns().fields()) {
-            if (field.name().equals(ref.fieldNames()[0]) && field.dataType() instanceof ArrayType array
-                    && array.elementType() instanceof FloatType) {
+            if (field.name().equals(ref.fieldNames()[0]) && kind.test(field.dataType())) {
                 return Optional.of(field.name());
             }
         }
         return Optional.empty();
+    }
+
+    private Optional<String> vectorColumn(Expression e) {
+        return column(e, type -> type instanceof ArrayType array && array.elementType() instanceof FloatType);
     }
 
     private Optional<String> binaryColumn(Expression e) {
-        if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
-            return Optional.empty();
-        }
-        for (StructField field : tableColumns().fields()) {
-            if (field.name().equals(ref.fieldNames()[0]) && field.dataType() instanceof BinaryType) {
-                return Optional.of(field.name());
-            }
-        }
-        return Optional.empty();
+        return column(e, type -> type instanceof BinaryType);
     }
 
     private Optional<String> sparseColumn(Expression e) {
-        if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
-            return Optional.empty();
-        }
-        for (StructField field : tableColumns().fields()) {
-            if (field.name().equals(ref.fieldNames()[0]) && VectorFunctions.isSparse(field.dataType())) {
-                return Optional.of(field.name());
-            }
-        }
-        return Optional.empty();
+        return column(e, VectorFunctions::isSparse);
     }
 
     /** A constant sparse vector as the native side takes a sparse query: (position, value) pairs. */
