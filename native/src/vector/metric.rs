@@ -183,15 +183,6 @@ impl BitQuery {
         Ok(BitQuery { metric, bits: binary_query(bytes)? })
     }
 
-    pub fn metric(&self) -> Metric {
-        self.metric
-    }
-
-    /// The query's length in bytes.
-    pub fn width(&self) -> usize {
-        self.bits.len()
-    }
-
     /// The distance from the query to `row`, which must be as long as the query.
     pub fn distance(&self, row: &[u8]) -> Result<f32> {
         if row.len() != self.bits.len() {

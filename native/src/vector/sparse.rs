@@ -59,10 +59,6 @@ impl SparseQuery {
         Ok(SparseQuery { metric, indices, values, norm })
     }
 
-    pub fn metric(&self) -> Metric {
-        self.metric
-    }
-
     /// The distance from the query to the row with non-zeros `values` at `indices`; the row must
     /// have as many of each, its positions strictly increasing and non-negative.
     pub fn distance(&self, indices: &[i32], values: &[f32]) -> Result<f32> {

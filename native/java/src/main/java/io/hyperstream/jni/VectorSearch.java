@@ -10,7 +10,7 @@ import java.util.Objects;
  * {@code query} by {@code metric} ({@code l2}, {@code cosine}, {@code inner_product} (the negated
  * dot product) or {@code l1}; the usual aliases such as {@code euclidean} and {@code dot_product}
  * are accepted). Over a binary column, whose values are bit-packed vectors, the metric is {@code
- * hamming} or {@code jaccard} and the query holds its bytes as numbers 0..255 ({@link #ofBits}).
+ * hamming} or {@code jaccard} and the query holds its bytes as numbers 0..255 ({@link #bitQuery}).
  * The native side checks the metric, k and the query's dimension and values.
  *
  * <p>Where the column has a vector index of the same metric, {@code efSearch} says how it is
@@ -37,11 +37,6 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
         requireNonNull(query, "query");
         requireNonNull(metric, "metric");
         query = query.clone();
-    }
-
-    /** A search of a binary column by {@code hamming} or {@code jaccard} for the bit-packed {@code bits}. */
-    public static VectorSearch ofBits(String column, byte[] bits, String metric, long k) {
-        return new VectorSearch(column, bitQuery(bits), metric, k);
     }
 
     /** Bit-packed {@code bits} as the query of a binary column's search: each byte as a number 0..255. */
