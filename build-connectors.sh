@@ -150,9 +150,9 @@ case "$command" in
     export HYPERSTREAM_TEST_PYTHON="$root/target/test-venv/bin/python"
     step "Rust tests (cargo test --release $(cargo_features))"
     cargo test --release $(cargo_features)
-    step "GPU backends (--features cuda,wgpu): wgpu searches checked against the CPU (on Mesa's software Vulkan driver where no GPU is); CUDA tests (they skip, saying why, without a device)"
+    step "GPU backends (--features cuda,wgpu): wgpu searches (batches, array store, table files) checked against the CPU (on Mesa's software Vulkan driver where no GPU is); CUDA tests (they skip, saying why, without a device)"
     software_vulkan
-    cargo test --release --features cuda,wgpu --lib -- --nocapture vector::gpu vector::wgpu_backend
+    cargo test --release --features cuda,wgpu --lib -- --nocapture vector::gpu vector::wgpu_backend on_gpu_backends
     cargo test --release --features cuda,wgpu --test gpu_cuda -- --nocapture
     build_native
     step "JNI, Spark and Trino tests (mvn install)"

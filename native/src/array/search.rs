@@ -4,11 +4,14 @@
 //! Float metrics take `float32` rows as they lie (no copy) and `float16` / `float64` / `int8` (quantized)
 //! rows converted a chunk at a time; `hamming` and `jaccard` take `uint8` rows as bit-packed binary vectors.
 
+use std::borrow::Cow;
+
 use half::f16;
 use rayon::prelude::*;
 
 use super::dtype::DType;
 use super::store::{ArrayData, ArrayInfo, ArrayStore};
+use crate::vector::gpu::{batch_top_k, Backend, BatchResult};
 use crate::vector::kernels::{hamming, jaccard};
 use crate::vector::metric::binary_query;
 use crate::vector::{FloatQuery, Metric, Neighbor, TopK};
@@ -89,29 +92,7 @@ impl Queries {
             }
             return;
         }
-        let converted;
-        let floats: &[f32] = match dtype {
-            DType::F32 => match bytes_as_f32(data) {
-                Some(f) => f,
-                None => {
-                    converted = data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect::<Vec<_>>();
-                    &converted
-                }
-            },
-            DType::F64 => {
-                converted = data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32).collect::<Vec<_>>();
-                &converted
-            }
-            DType::F16 => {
-                converted = data.chunks_exact(2).map(|b| f16::from_le_bytes(b.try_into().expect("2 bytes")).to_f32()).collect::<Vec<_>>();
-                &converted
-            }
-            DType::I8 => {
-                converted = data.iter().map(|&b| b as i8 as f32).collect::<Vec<_>>();
-                &converted
-            }
-            other => unreachable!("Queries::new refuses float metrics over {other}"),
-        };
+        let floats = floats_of(dtype, data);
         for (i, v) in floats.chunks_exact(dim).enumerate() {
             let ordinal = first + i as u64;
             if skipped(ordinal) {
@@ -144,6 +125,21 @@ impl Queries {
     }
 }
 
+/// Rows of a float-metric array (`float32`, `float64`, `float16` or quantized `int8`) as `f32`: borrowed
+/// when they already are and lie aligned, converted otherwise.
+fn floats_of(dtype: DType, data: &[u8]) -> Cow<'_, [f32]> {
+    match dtype {
+        DType::F32 => match bytes_as_f32(data) {
+            Some(f) => Cow::Borrowed(f),
+            None => Cow::Owned(data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect()),
+        },
+        DType::F64 => Cow::Owned(data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32).collect()),
+        DType::F16 => Cow::Owned(data.chunks_exact(2).map(|b| f16::from_le_bytes(b.try_into().expect("2 bytes")).to_f32()).collect()),
+        DType::I8 => Cow::Owned(data.iter().map(|&b| b as i8 as f32).collect()),
+        other => unreachable!("Queries::new refuses float metrics over {other}"),
+    }
+}
+
 /// `data` as floats, when it is aligned for them (rows read from a store always are).
 fn bytes_as_f32(data: &[u8]) -> Option<&[f32]> {
     // SAFETY: every bit pattern is a valid f32; align_to only yields the aligned middle part.
@@ -159,18 +155,48 @@ pub fn top_k_in_memory(array: &ArrayData, metric: Metric, queries: &[Vec<f32>], 
 
 impl ArrayStore {
     /// The k nearest rows of array `name` to each query, nearest first, read straight from the
-    /// memory-mapped file (nothing is loaded first).
+    /// memory-mapped file (nothing is loaded first), on the backend [`Backend::Auto`] picks.
     pub fn top_k(&self, name: &str, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+        Ok(self.top_k_on(name, metric, queries, k, Backend::Auto)?.neighbors)
+    }
+
+    /// As [`top_k`](Self::top_k), on `backend`, and saying which backend ran. A GPU compares the
+    /// rows as `f32` (converted first when the array holds another float type); bit-packed rows
+    /// (`hamming`, `jaccard`) are compared on the CPU only.
+    pub fn top_k_on(&self, name: &str, metric: Metric, queries: &[Vec<f32>], k: usize, backend: Backend) -> Result<BatchResult> {
+        if metric.is_binary() && matches!(backend, Backend::Cuda | Backend::Wgpu) {
+            return Err(Error::invalid(format!(
+                "metric '{metric}' runs on the CPU only; the {} backend compares float vectors",
+                backend.name()
+            )));
+        }
         // The queries are checked against the array as it is read, not as it was a moment before.
-        let (_, tops) = self.read_rows(
+        let (_, tops, ran) = self.read_rows(
             name,
             |info, data, replacing| {
                 let checked = Queries::new(info, metric, queries)?;
-                let tops = checked.search(info, data, k, replacing);
-                Ok((checked, tops))
+                let elements = data.len() / info.dtype.size();
+                let ran = if metric.is_binary() || elements == 0 { Backend::Cpu } else { backend.choose(queries.len().saturating_mul(elements)) };
+                let tops = match ran {
+                    Backend::Cpu | Backend::Auto => checked.search(info, data, k, replacing),
+                    gpu => {
+                        // Rows a replace is still writing are left out here and compared, new, below.
+                        let found = batch_top_k(&floats_of(info.dtype, data), info.row_elements(), metric, queries, k + replacing.len(), gpu)?;
+                        found
+                            .neighbors
+                            .into_iter()
+                            .map(|hits| {
+                                let mut top = TopK::new(k);
+                                hits.into_iter().filter(|n| replacing.binary_search(&n.ordinal).is_err()).for_each(|n| top.push(n));
+                                top
+                            })
+                            .collect()
+                    }
+                };
+                Ok((checked, tops, ran))
             },
-            |(checked, tops), info, row, new| checked.scan(info.dtype, info.row_elements(), new, row, &[], tops),
+            |(checked, tops, _), info, row, new| checked.scan(info.dtype, info.row_elements(), new, row, &[], tops),
         )?;
-        Ok(tops.into_iter().map(TopK::into_sorted).collect())
+        Ok(BatchResult { neighbors: tops.into_iter().map(TopK::into_sorted).collect(), backend: ran.name() })
     }
 }

@@ -355,6 +355,46 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
 }
 
 #[test]
+fn searches_on_gpu_backends_answer_as_the_cpu_does() {
+    use crate::vector::gpu::{assert_same_neighbors, test_device, Backend};
+    let dir = tempfile::tempdir().unwrap();
+    let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();
+    let (rows, dim) = (3000usize, 19usize);
+    let values = crate::vector::test_values(8, rows * dim);
+    let f32s: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let f16s: Vec<u8> = values.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect();
+    store.save("f32", DType::F32, &[rows as u64, dim as u64], &f32s).unwrap();
+    store.save("f16", DType::F16, &[rows as u64, dim as u64], &f16s).unwrap();
+    let queries: Vec<Vec<f32>> = (0..4).map(|i| crate::vector::test_values(50 + i, dim)).collect();
+    let gpu = test_device();
+    for name in ["f32", "f16"] {
+        let floats: Vec<f32> = match name {
+            "f32" => values.clone(),
+            _ => values.iter().map(|v| half::f16::from_f32(*v).to_f32()).collect(),
+        };
+        for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
+            let cpu = store.top_k_on(name, metric, &queries, 17, Backend::Cpu).unwrap();
+            assert_eq!(cpu.backend, "cpu");
+            // Small batches stay on the CPU under auto.
+            let auto = store.top_k_on(name, metric, &queries, 17, Backend::Auto).unwrap();
+            assert_eq!((auto.backend, &auto.neighbors), ("cpu", &cpu.neighbors));
+            let Some(gpu) = gpu else { continue };
+            let on = store.top_k_on(name, metric, &queries, 17, gpu).unwrap();
+            assert_eq!(on.backend, gpu.name());
+            for (q, (g, c)) in queries.iter().zip(on.neighbors.iter().zip(&cpu.neighbors)) {
+                let query = crate::vector::FloatQuery::new(metric, q.clone(), dim).unwrap();
+                assert_same_neighbors(g, c, |r| query.distance(&floats[r as usize * dim..][..dim]), &format!("{name} {metric}"));
+            }
+        }
+    }
+    let e = err::<crate::vector::gpu::BatchResult>;
+    assert!(e(store.top_k_on("f32", Metric::Hamming, &queries, 3, Backend::Wgpu)).contains("runs on the CPU only"));
+    if !cfg!(feature = "cuda") {
+        assert!(e(store.top_k_on("f32", Metric::L2, &queries, 3, Backend::Cuda)).contains("--features cuda"));
+    }
+}
+
+#[test]
 fn top_k_during_a_replace_sees_the_new_rows() {
     let dir = tempfile::tempdir().unwrap();
     let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();

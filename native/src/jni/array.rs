@@ -12,6 +12,7 @@ use super::{entry, export_stream, handle, import_stream, long_array, string, str
 use crate::array::batches::{rows_from_batches, to_batch};
 use crate::array::store::check_fits;
 use crate::array::{ArrayBatch, ArrayData, ArrayInfo, ArrayStore, DType, LazyArray, StoreOptions};
+use crate::vector::gpu::Backend;
 use crate::vector::{check_k, Metric};
 use crate::Error;
 
@@ -414,7 +415,8 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_npyNative<'l>(
     })
 }
 
-/// Distances and rows of each query's neighbours: `[count, row, distance bits, row, ...]` per query.
+/// The backend that ran (0 cpu, 1 cuda, 2 wgpu), then the distances and rows of each query's
+/// neighbours: `[count, row, distance bits, row, ...]` per query. `backend` null is auto.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_topKNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -424,6 +426,7 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_topKNative<'l>(
     metric: JString<'l>,
     queries: JObjectArray<'l, JFloatArray<'l>>,
     k: jint,
+    backend: JString<'l>,
 ) -> JLongArray<'l> {
     entry(&mut env, |env| {
         let store = store_of(handle)?;
@@ -442,9 +445,11 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_topKNative<'l>(
             q.get_region(env, 0, &mut v)?;
             vectors.push(v);
         }
-        let found = store.top_k(&name, metric, &vectors, k)?;
-        let mut out = Vec::new();
-        for hits in found {
+        let backend = if backend.is_null() { Backend::Auto } else { Backend::parse(&string(env, &backend)?)? };
+        let found = store.top_k_on(&name, metric, &vectors, k, backend)?;
+        let ran = ["cpu", "cuda", "wgpu"].iter().position(|b| *b == found.backend).unwrap_or(0);
+        let mut out = vec![ran as i64];
+        for hits in found.neighbors {
             out.push(hits.len() as i64);
             for n in hits {
                 out.push(n.ordinal as i64);

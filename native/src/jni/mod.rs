@@ -23,6 +23,7 @@ use jni::{Env, EnvUnowned};
 
 use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
+use crate::vector::gpu::Backend;
 use crate::vector::hnsw::HnswParams;
 use crate::vector::{check_k, IndexUse, Metric, VectorSearch};
 use crate::table::iceberg::Table;
@@ -1133,7 +1134,8 @@ fn batch_rows_arg(batch_rows: jint) -> usize {
 
 /// Reads data files: every row `filter` passes with `columns` (null: all); with a vector column and
 /// query also each row's `_distance` (k = -1) or only the k nearest rows, nearest first (k > 0),
-/// through the column's vector index where it has one as `ef_search` says (0: default, -1: exact).
+/// through the column's vector index where it has one as `ef_search` says (0: default, -1: exact), an exact
+/// search of a file's contiguous vectors on `backend` (null: auto).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -1147,6 +1149,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     metric: JString<'l>,
     k: jlong,
     ef_search: jlong,
+    backend: JString<'l>,
     batch_rows: jint,
     stream_address: jlong,
 ) {
@@ -1167,6 +1170,9 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         query.get_region(env, 0, &mut vector)?;
         let mut search = VectorSearch::new(string(env, &vector_column)?, vector, Metric::parse(&string(env, &metric)?)?, 0);
         search.index = IndexUse::from_code(ef_search)?;
+        if !backend.is_null() {
+            search.backend = Backend::parse(&string(env, &backend)?)?;
+        }
         if k == -1 {
             let stream = table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?;
             return export_stream(stream, stream_address);

@@ -1838,7 +1838,7 @@ impl Table {
                 let found = found.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
                 hits.add_found(found, &with_vector, &passed, first_ordinal, take)?
             }
-            None => hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, take)?,
+            None => hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, search.backend, take)?,
         }
         Ok(Some(hits))
     }
@@ -3184,6 +3184,48 @@ mod tests {
         assert!(sidecar.exists());
         table.delete_files(&[file]).unwrap();
         assert!(!sidecar.exists());
+    }
+
+    #[test]
+    fn exact_searches_on_gpu_backends_answer_as_the_cpu_does() {
+        use crate::vector::gpu::{assert_same_neighbors, test_device, Backend};
+        use crate::vector::{FloatQuery, Metric, Neighbor, VectorSearch};
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        for range in [0..3000, 3000..5000] {
+            table.append(reader(vec![batch(range)])).unwrap();
+        }
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        // A quarter of the rows (every fourth id) have no name: the filter leaves them out.
+        let filter = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
+        let query = vec![1234.3, 0.1, -1234.2];
+        let search = |metric: Metric, backend: Backend, filter: Option<&Predicate>| {
+            let search = VectorSearch { backend, ..VectorSearch::new("embedding", query.clone(), metric, 7) };
+            table.search(files.clone(), Some(&["id".to_owned()]), filter, &search, 100)
+        };
+        let neighbors = |found: RecordBatch| -> Vec<Neighbor> {
+            let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+            let distances = found.column(1).as_primitive::<arrow::datatypes::Float64Type>().values().to_vec();
+            ids.into_iter().zip(distances).map(|(id, d)| Neighbor { ordinal: id as u64, distance: d as f32 }).collect()
+        };
+        let gpu = test_device();
+        for metric in [Metric::L2, Metric::L1, Metric::InnerProduct] {
+            for filter in [None, Some(&filter)] {
+                let cpu = search(metric, Backend::Cpu, filter).unwrap();
+                assert_eq!(search(metric, Backend::Auto, filter).unwrap(), cpu, "a small search stays on the CPU under auto");
+                let Some(gpu) = gpu else { continue };
+                let checked = FloatQuery::new(metric, query.clone(), 3).unwrap();
+                let own = |id: u64| checked.distance(&[id as f32, 0.5, -(id as f32)]);
+                let on = neighbors(search(metric, gpu, filter).unwrap());
+                assert!(filter.is_none() || on.iter().all(|n| n.ordinal % 4 != 0), "{metric}: {on:?}");
+                assert_same_neighbors(&on, &neighbors(cpu), own, &format!("{metric} {filter:?}"));
+            }
+        }
+        if !cfg!(feature = "cuda") {
+            let err = search(Metric::L2, Backend::Cuda, None).unwrap_err();
+            assert!(err.to_string().contains("--features cuda"), "{err}");
+        }
     }
 
     #[test]

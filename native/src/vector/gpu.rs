@@ -10,10 +10,11 @@ use super::{FloatQuery, Metric};
 use crate::{Error, Result};
 
 /// Where a batched search runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
     /// A GPU when one is compiled in, answers (CUDA first, then a wgpu device that is not a software
     /// driver) and the batch is large enough to pay for copying the vectors over; the CPU otherwise.
+    #[default]
     Auto,
     Cpu,
     Cuda,
@@ -30,6 +31,32 @@ impl Backend {
             "cuda" => Ok(Backend::Cuda),
             "wgpu" => Ok(Backend::Wgpu),
             other => Err(Error::invalid(format!("unknown search backend '{other}' (known: auto, cpu, cuda, wgpu)"))),
+        }
+    }
+}
+
+impl Backend {
+    /// The backend a float search of `work` distance terms (queries × rows × dimension) runs on:
+    /// `Auto` becomes a GPU when the work pays for copying the vectors over and one answers (CUDA
+    /// first, then a wgpu device that is not a software driver), the CPU otherwise; any other
+    /// choice stands (a GPU not compiled in or not answering is then an error of the search).
+    pub fn choose(self, work: usize) -> Backend {
+        let large = work >= AUTO_GPU_MIN_WORK;
+        match self {
+            Backend::Auto if large && cfg!(feature = "cuda") && cuda_answers() => Backend::Cuda,
+            Backend::Auto if large && cfg!(feature = "wgpu") && wgpu_answers() => Backend::Wgpu,
+            Backend::Auto => Backend::Cpu,
+            chosen => chosen,
+        }
+    }
+
+    /// `auto`, `cpu`, `cuda` or `wgpu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+            Backend::Wgpu => "wgpu",
         }
     }
 }
@@ -58,14 +85,7 @@ pub fn batch_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f
         return Err(Error::invalid("vector search needs at least one query vector"));
     }
     let checked = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<Vec<_>>>()?;
-    let large = queries.len().saturating_mul(vectors.len()) >= AUTO_GPU_MIN_WORK;
-    let chosen = match backend {
-        Backend::Auto if large && cfg!(feature = "cuda") && cuda_answers() => Backend::Cuda,
-        Backend::Auto if large && cfg!(feature = "wgpu") && wgpu_answers() => Backend::Wgpu,
-        Backend::Auto => Backend::Cpu,
-        chosen => chosen,
-    };
-    Ok(match chosen {
+    Ok(match backend.choose(queries.len().saturating_mul(vectors.len())) {
         Backend::Cuda => BatchResult { neighbors: cuda_top_k(vectors, dim, metric, queries, k)?, backend: "cuda" },
         Backend::Wgpu => BatchResult { neighbors: wgpu_top_k(vectors, dim, metric, queries, k)?, backend: "wgpu" },
         _ => BatchResult { neighbors: cpu_top_k(&checked, vectors, k), backend: "cpu" },
@@ -238,6 +258,37 @@ fn probe_wgpu() -> BackendStatus {
 #[cfg(not(feature = "wgpu"))]
 fn probe_wgpu() -> BackendStatus {
     status("wgpu", false, Err("build with --features wgpu".to_owned()))
+}
+
+/// The GPU backend tests compare with the CPU: wgpu (a software driver will do) or CUDA, whichever
+/// answers; None, said on stderr, when neither does in this build on this machine.
+#[cfg(test)]
+pub(crate) fn test_device() -> Option<Backend> {
+    #[cfg(feature = "wgpu")]
+    match super::wgpu_backend::device() {
+        Ok(device) => {
+            eprintln!("GPU half of this test on wgpu: {}", device.name());
+            return Some(Backend::Wgpu);
+        }
+        Err(e) => eprintln!("wgpu: {e}"),
+    }
+    if cfg!(feature = "cuda") && cuda_answers() {
+        return Some(Backend::Cuda);
+    }
+    eprintln!("no GPU backend answers in this build here: the GPU half of this test is skipped");
+    None
+}
+
+/// Whether `gpu` found what `cpu` did: the same rows, or where not, a row as near by the CPU's own
+/// distance `distance_of` (a tie within rounding); distances within rounding.
+#[cfg(test)]
+pub(crate) fn assert_same_neighbors(gpu: &[Neighbor], cpu: &[Neighbor], distance_of: impl Fn(u64) -> f32, what: &str) {
+    assert_eq!(gpu.len(), cpu.len(), "{what}");
+    for (a, b) in gpu.iter().zip(cpu) {
+        let tolerance = 1e-4 * (1.0 + b.distance.abs());
+        assert!((a.distance - b.distance).abs() <= tolerance, "{what}: {a:?} vs {b:?}");
+        assert!(a.ordinal == b.ordinal || (distance_of(a.ordinal) - b.distance).abs() <= tolerance, "{what}: {a:?} vs {b:?}");
+    }
 }
 
 #[cfg(test)]

@@ -116,6 +116,11 @@ impl FloatQuery {
         self.vector.len()
     }
 
+    /// The query vector as given.
+    pub fn vector(&self) -> &[f32] {
+        &self.vector
+    }
+
     /// The query's Euclidean norm (what cosine distances divide by).
     pub fn norm(&self) -> f32 {
         self.norm

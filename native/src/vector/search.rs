@@ -11,6 +11,7 @@ use arrow::datatypes::{DataType, Field, Float32Type, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchIterator;
 
+use super::gpu::{batch_top_k, Backend};
 use super::metric::{BitQuery, FloatQuery, Metric};
 use super::sparse::SparseQuery;
 use super::topk::{exact_top_k, result_order, Neighbor, TopK};
@@ -30,6 +31,8 @@ pub struct VectorSearch {
     pub k: usize,
     /// Whether a vector index may answer, and how widely it looks.
     pub index: IndexUse,
+    /// Where an exact search of a file's contiguous vectors runs.
+    pub backend: Backend,
 }
 
 /// How a search may use a column's vector index (HNSW): approximate, with a candidate list of `ef`
@@ -72,7 +75,7 @@ impl IndexUse {
 impl VectorSearch {
     /// A search that uses the column's index, if any, as [`IndexUse::Default`] says.
     pub fn new(column: impl Into<String>, query: Vec<f32>, metric: Metric, k: usize) -> Self {
-        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default }
+        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default, backend: Backend::Auto }
     }
 
     /// Checks the search against the schema of what it reads: the column exists and holds float
@@ -251,6 +254,7 @@ impl Hits {
     /// Searches one block of rows (`vectors`, back to back) whose ordinals start at `first_ordinal`:
     /// the k nearest of the rows in `with_vector`, completed, when fewer, by rows of `passed` that have
     /// no vector. `take` fetches the output columns of the chosen rows, given their positions.
+    #[allow(clippy::too_many_arguments)]
     pub fn search_block(
         &mut self,
         query: &FloatQuery,
@@ -258,9 +262,10 @@ impl Hits {
         with_vector: &BooleanBuffer,
         passed: &BooleanBuffer,
         first_ordinal: u64,
+        backend: Backend,
         take: impl FnOnce(&UInt32Array) -> Result<Vec<arrow::array::ArrayRef>>,
     ) -> Result<()> {
-        let top = exact_top_k(query, vectors, Some(with_vector), first_ordinal, self.k).into_sorted();
+        let top = block_top_k(query, vectors, with_vector, first_ordinal, self.k, backend)?;
         self.add_found(top, with_vector, passed, first_ordinal, take)
     }
 
@@ -334,6 +339,33 @@ impl Hits {
     }
 }
 
+/// Under [`Backend::Auto`], a block whose rows without a vector (or failing the filter) are more than
+/// this stays on the CPU: a GPU answers for every row, so it is asked for that many more than k.
+const GPU_MAX_LEFT_OUT: usize = 4096;
+
+/// The `k` rows of `with_vector` in `vectors` nearest `query`, nearest first, ordinals from
+/// `first_ordinal`: on the CPU, or on a GPU when `backend` chooses one, asked for the k nearest of
+/// every row plus as many as are left out, and those then dropped (the answer is the same).
+fn block_top_k(query: &FloatQuery, vectors: &[f32], with_vector: &BooleanBuffer, first_ordinal: u64, k: usize, backend: Backend) -> Result<Vec<Neighbor>> {
+    let left_out = with_vector.len() - with_vector.count_set_bits();
+    let chosen = match backend {
+        _ if vectors.is_empty() => Backend::Cpu,
+        Backend::Auto if left_out > GPU_MAX_LEFT_OUT => Backend::Cpu,
+        backend => backend.choose(vectors.len()),
+    };
+    if matches!(chosen, Backend::Cpu | Backend::Auto) {
+        return Ok(exact_top_k(query, vectors, Some(with_vector), first_ordinal, k).into_sorted());
+    }
+    let found = batch_top_k(vectors, query.dimension(), query.metric(), &[query.vector().to_vec()], k + left_out, chosen)?;
+    let hits = found.neighbors.into_iter().next().unwrap_or_default();
+    Ok(hits
+        .into_iter()
+        .filter(|n| with_vector.value(n.ordinal as usize))
+        .take(k)
+        .map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n })
+        .collect())
+}
+
 /// Searches `batches`, which hold the `output` columns, the vector column and whatever `filter`
 /// reads; rows get ordinals from `first_ordinal` on, in stream order.
 pub fn search_batches(
@@ -354,7 +386,8 @@ pub fn search_batches(
         let (with_vector, passed) = candidates(&batch, vector_index, query.dimension(), filter)?;
         let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
         let projected = batch.project(&output_indices)?;
-        hits.search_block(query, &items.values()[..rows * query.dimension()], &with_vector, &passed, ordinal, |positions| {
+        // Blocks of a record batch are too small to pay for a GPU.
+        hits.search_block(query, &items.values()[..rows * query.dimension()], &with_vector, &passed, ordinal, Backend::Cpu, |positions| {
             Ok(take_record_batch(&projected, positions)?.columns().to_vec())
         })?;
         ordinal += rows as u64;

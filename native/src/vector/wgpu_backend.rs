@@ -460,15 +460,9 @@ mod tests {
                 let cpu = batch_top_k(&vectors, dim, metric, &queries, 25, Backend::Cpu).unwrap();
                 assert_eq!((gpu.backend, cpu.backend), ("wgpu", "cpu"));
                 for ((g, c), q) in gpu.neighbors.iter().zip(&cpu.neighbors).zip(&queries) {
-                    assert_eq!(g.len(), c.len());
                     let query = FloatQuery::new(metric, q.clone(), dim).unwrap();
-                    for (a, b) in g.iter().zip(c) {
-                        let tolerance = 1e-4 * (1.0 + b.distance.abs());
-                        assert!((a.distance - b.distance).abs() <= tolerance, "{metric} dim {dim}: {a:?} vs {b:?}");
-                        // The same row, or one as near by the CPU's own distance (a tie within rounding).
-                        let row = &vectors[a.ordinal as usize * dim..][..dim];
-                        assert!(a.ordinal == b.ordinal || (query.distance(row) - b.distance).abs() <= tolerance, "{metric} dim {dim}: {a:?} vs {b:?}");
-                    }
+                    let own = |r: u64| query.distance(&vectors[r as usize * dim..][..dim]);
+                    crate::vector::gpu::assert_same_neighbors(g, c, own, &format!("{metric} dim {dim}"));
                 }
             }
         }

@@ -51,6 +51,11 @@ public final class ArrayStore extends NativeHandle {
     /** One query's nearest rows, nearest first, with their distances. */
     public record Neighbors(long[] rows, float[] distances) {}
 
+    /** A search's nearest rows per query and the backend that compared them ({@code cpu}, {@code cuda}, {@code wgpu}). */
+    public record Search(String backend, List<Neighbors> neighbors) {}
+
+    private static final String[] BACKENDS = {"cpu", "cuda", "wgpu"};
+
     private final String root;
 
     private ArrayStore(long handle, String root) {
@@ -286,9 +291,20 @@ public final class ArrayStore extends NativeHandle {
      * mapped file in one pass for all queries.
      */
     public List<Neighbors> topK(String name, String metric, float[][] queries, int k) {
-        long[] raw = call(h -> topKNative(h, name, metric, queries, k));
+        return search(name, metric, queries, k, null).neighbors();
+    }
+
+    /**
+     * As {@link #topK}, on {@code backend}: {@code auto} (or null: a GPU when one is compiled into the
+     * library, answers, and the batch is large enough to pay for copying the rows over; the CPU
+     * otherwise), {@code cpu}, {@code cuda} or {@code wgpu} (an error when that backend is not compiled
+     * in or no device answers, and for the bit-packed metrics, which run on the CPU only). Every
+     * backend gives the same rows, ties to the lower row; see {@link NativeLibrary#gpuBackends()}.
+     */
+    public Search search(String name, String metric, float[][] queries, int k, String backend) {
+        long[] raw = call(h -> topKNative(h, name, metric, queries, k, backend));
         List<Neighbors> out = new ArrayList<>();
-        int at = 0;
+        int at = 1;
         while (at < raw.length) {
             int n = (int) raw[at++];
             long[] rows = new long[n];
@@ -299,7 +315,7 @@ public final class ArrayStore extends NativeHandle {
             }
             out.add(new Neighbors(rows, distances));
         }
-        return out;
+        return new Search(BACKENDS[(int) raw[0]], out);
     }
 
     /**
@@ -373,7 +389,8 @@ public final class ArrayStore extends NativeHandle {
 
     private static native long[] npyNative(long handle, String name, String path, boolean export);
 
-    private static native long[] topKNative(long handle, String name, String metric, float[][] queries, int k);
+    private static native long[] topKNative(long handle, String name, String metric, float[][] queries, int k,
+            String backend);
 
     private static native long lazyNative(long handle, String name);
 }

@@ -18,24 +18,38 @@ import java.util.Objects;
  * {@code max(k, 64)}), a positive value is the candidate list's length (larger: better recall,
  * slower), {@link #EXACT} skips the index. Small or very selectively filtered files are searched
  * exactly whatever it says.
+ *
+ * <p>{@code backend} says where an exact search of a file's contiguous vectors runs: {@code auto}
+ * (a GPU when the library has one compiled in, one answers and the file is large enough to pay
+ * for copying its vectors over; the CPU otherwise), {@code cpu}, {@code cuda} or {@code wgpu}
+ * (an error of the search when that backend is not compiled in or no device answers). Every
+ * backend gives the same answer; see {@link NativeLibrary#gpuBackends()}.
  */
-public record VectorSearch(String column, float[] query, String metric, long k, long efSearch) {
+public record VectorSearch(String column, float[] query, String metric, long k, long efSearch, String backend) {
     /** Name of the column a search appends: the distance from the query, smaller is nearer. */
     public static final String DISTANCE_COLUMN = "_distance";
     /** {@link #efSearch()}: the library's default use of the index. */
     public static final long EF_DEFAULT = 0;
     /** {@link #efSearch()}: exact search, whatever index the column has. */
     public static final long EXACT = -1;
+    /** {@link #backend()}: the library picks (see the class comment). */
+    public static final String AUTO = "auto";
 
     /** A search that uses the column's index as the library picks. */
     public VectorSearch(String column, float[] query, String metric, long k) {
-        this(column, query, metric, k, EF_DEFAULT);
+        this(column, query, metric, k, EF_DEFAULT, AUTO);
+    }
+
+    /** A search that uses the column's index as {@code efSearch} says, on the backend the library picks. */
+    public VectorSearch(String column, float[] query, String metric, long k, long efSearch) {
+        this(column, query, metric, k, efSearch, AUTO);
     }
 
     public VectorSearch {
         requireNonNull(column, "column");
         requireNonNull(query, "query");
         requireNonNull(metric, "metric");
+        requireNonNull(backend, "backend");
         query = query.clone();
     }
 
@@ -50,7 +64,12 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
 
     /** This search with another {@link #efSearch()}. */
     public VectorSearch withEfSearch(long ef) {
-        return new VectorSearch(column, query, metric, k, ef);
+        return new VectorSearch(column, query, metric, k, ef, backend);
+    }
+
+    /** This search on another {@link #backend()}. */
+    public VectorSearch withBackend(String name) {
+        return new VectorSearch(column, query, metric, k, efSearch, name);
     }
 
     @Override
@@ -61,17 +80,19 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
     @Override
     public boolean equals(Object o) {
         return o instanceof VectorSearch other && column.equals(other.column) && Arrays.equals(query, other.query)
-                && metric.equals(other.metric) && k == other.k && efSearch == other.efSearch;
+                && metric.equals(other.metric) && k == other.k && efSearch == other.efSearch
+                && backend.equals(other.backend);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(column, Arrays.hashCode(query), metric, k, efSearch);
+        return Objects.hash(column, Arrays.hashCode(query), metric, k, efSearch, backend);
     }
 
     @Override
     public String toString() {
         String index = efSearch == EF_DEFAULT ? "" : efSearch == EXACT ? " exact" : " ef " + efSearch;
-        return metric + "(" + column + ", " + Arrays.toString(query) + ") top " + k + index;
+        String where = backend.equals(AUTO) ? "" : " on " + backend;
+        return metric + "(" + column + ", " + Arrays.toString(query) + ") top " + k + index + where;
     }
 }
