@@ -162,7 +162,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     || column.isPresent() && !tableColumns().apply(column.get()).nullable();
             if (column.isPresent() && query.isPresent() && nullsRight) {
                 return Optional.of(new VectorOption(call.name(), column.get(), query.get(),
-                        VectorFunctions.METRICS.get(call.name()), limit, options.efSearch()));
+                        VectorFunctions.METRICS.get(call.name()), limit, options.efSearch(), options.backend()));
             }
         }
         return Optional.empty();

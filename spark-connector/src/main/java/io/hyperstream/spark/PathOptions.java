@@ -1,8 +1,10 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.VectorSearch;
 import java.io.Serializable;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -29,6 +31,9 @@ import java.util.Map;
  *   <tr><td>vector.search.ef</td><td>how a vector search (this option form or a pushed ORDER BY distance LIMIT k) uses
  *       the column's HNSW index: its candidate list length (larger: better recall, slower), -1 for exact search,
  *       0 (default) for the library's choice</td></tr>
+ *   <tr><td>vector.search.backend</td><td>where a vector search's exact comparison of a file's vectors runs: auto
+ *       (default: a GPU when the library has one compiled in, one answers and the work pays for copying the vectors
+ *       over; the CPU otherwise), cpu, cuda or wgpu (the search fails, naming it, when that backend is missing)</td></tr>
  *   <tr><td>vector.&lt;column&gt;.index</td><td>on write: declare an HNSW index on the vector column, as JSON
  *       ({@code {"metric":"l2","m":16,"ef_construction":200}}, every field optional) or {@code hnsw} for the defaults,
  *       built for the files already there without rewriting them; {@code none} drops it. A column that has an index
@@ -36,9 +41,12 @@ import java.util.Map;
  * </table>
  */
 record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
-        HashMap<String, String> storage, VectorOption search, long efSearch, HashMap<String, String> indexes,
-        HashMap<String, String> creation, long splitRows)
+        HashMap<String, String> storage, VectorOption search, long efSearch, String backend,
+        HashMap<String, String> indexes, HashMap<String, String> creation, long splitRows)
         implements Serializable {
+    /** The {@code vector.search.backend} values. */
+    static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
+
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
 
@@ -83,6 +91,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         String searchMetric = "l2";
         long searchK = 10;
         long efSearch = 0;
+        String backend = VectorSearch.AUTO;
         HashMap<String, String> indexes = new HashMap<>();
         HashMap<String, String> creation = new HashMap<>();
         for (Map.Entry<String, String> e : options.entrySet()) {
@@ -115,6 +124,12 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                     throw new IllegalArgumentException("option 'vector.search.ef' must be a positive candidate list length, "
                             + "-1 for exact search or 0 for the default, got " + efSearch);
                 }
+            } else if (key.equals("vector.search.backend")) {
+                backend = value.trim().toLowerCase(Locale.ROOT);
+                if (!BACKENDS.contains(backend)) {
+                    throw new IllegalArgumentException("option 'vector.search.backend' must be one of " + BACKENDS
+                            + ", got '" + value + "'");
+                }
             } else if (key.startsWith("vector.") && key.endsWith(".index")) {
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".index".length());
                 indexes.put(column, indexDefinition(value));
@@ -130,7 +145,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
                         + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
-                        + "vector.search.ef, vector.<column>.index, format-version, write.parquet.*, split.rows");
+                        + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, split.rows");
             }
         }
         if (snapshotId >= 0 && asOf >= 0) {
@@ -140,8 +155,9 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             throw new IllegalArgumentException("a vector search needs both vector.search.column and vector.search.query");
         }
         VectorOption search = searchColumn == null ? null
-                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch);
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, indexes, creation, splitRows);
+                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend);
+        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, backend, indexes,
+                creation, splitRows);
     }
 
     private static float[] parseVector(String value) {

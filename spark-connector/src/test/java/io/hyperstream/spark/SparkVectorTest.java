@@ -334,6 +334,29 @@ class SparkVectorTest {
     }
 
     @Test
+    void theBackendOptionSaysWhereAPushedSearchComparesVectors() {
+        List<Hit> want = reference("l2_distance", id -> true, false, 10);
+        spark.read().format("hyperstream").option("vector.search.backend", "CPU").load(path).createOrReplaceTempView("on_cpu");
+        Dataset<Row> df = spark.sql("SELECT id, hyperstream.l2_distance(embedding, " + literal + ") AS d"
+                + " FROM on_cpu ORDER BY d LIMIT 10");
+        assertTrue(plan(df).contains("l2_distance(embedding, [16 values]) on cpu"), plan(df));
+        assertAnswer(df, want);
+        // The library the tests load has no GPU backend compiled in (or no device answers): a search
+        // that insists on one fails, naming it, where auto would have stayed on the CPU.
+        if (!io.hyperstream.jni.NativeLibrary.gpuBackends().contains("wgpu: available")) {
+            spark.read().format("hyperstream").option("vector.search.backend", "wgpu").load(path)
+                    .createOrReplaceTempView("on_wgpu");
+            Exception e = assertThrows(Exception.class, () -> spark.sql("SELECT id FROM on_wgpu ORDER BY "
+                    + "hyperstream.l2_distance(embedding, " + literal + ") LIMIT 3").collectAsList());
+            assertTrue(LocalSpark.messages(e).contains("wgpu"), LocalSpark.messages(e));
+        }
+        Exception bad = assertThrows(Exception.class, () -> spark.read().format("hyperstream")
+                .option("vector.search.backend", "tpu").load(path).count());
+        assertTrue(LocalSpark.messages(bad).contains("'vector.search.backend' must be one of [auto, cpu, cuda, wgpu]"),
+                LocalSpark.messages(bad));
+    }
+
+    @Test
     void aQueryOfTheWrongDimensionFailsClearly() {
         Exception e = assertThrows(Exception.class, () -> spark.sql(
                 "SELECT id FROM docs ORDER BY hyperstream.cosine_distance(embedding, array(1.0, 2.0)) LIMIT 3").collectAsList());

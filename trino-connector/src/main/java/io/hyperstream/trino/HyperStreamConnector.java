@@ -30,6 +30,12 @@ final class HyperStreamConnector implements Connector {
      */
     static final String VECTOR_SEARCH_EF = "vector_search_ef";
     /**
+     * Session property: where a vector top-k's exact comparison of a file's vectors runs (see {@link
+     * VectorSearch#backend()}): auto, cpu, cuda or wgpu.
+     */
+    static final String VECTOR_SEARCH_BACKEND = "vector_search_backend";
+    private static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
+    /**
      * Session property: how long a scan's split planning waits for a join's dynamic filter (ms; 0:
      * plan at once, the filter then narrows only the rows read).
      */
@@ -74,6 +80,14 @@ final class HyperStreamConnector implements Connector {
                                 VECTOR_SEARCH_EF + " must be between 1 and 100000, -1 (exact) or 0 (default), got " + ef);
                     }
                 }, false),
+                PropertyMetadata.stringProperty(VECTOR_SEARCH_BACKEND,
+                        "Where vector top-k compares a file's vectors exactly: auto (a GPU when one is built in, answers and pays "
+                                + "for the copy; else the CPU), cpu, cuda or wgpu", VectorSearch.AUTO, name -> {
+                            if (!BACKENDS.contains(name.toLowerCase(java.util.Locale.ROOT))) {
+                                throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT,
+                                        VECTOR_SEARCH_BACKEND + " must be one of " + BACKENDS + ", got '" + name + "'");
+                            }
+                        }, false),
                 PropertyMetadata.longProperty(DYNAMIC_FILTERING_WAIT_TIMEOUT,
                         "How long split planning waits for a join's dynamic filter, in milliseconds", 1000L, ms -> {
                             if (ms < 0 || ms > 600_000) {

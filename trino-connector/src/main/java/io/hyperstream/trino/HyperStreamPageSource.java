@@ -36,7 +36,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private boolean finished;
 
     HyperStreamPageSource(HyperStreamTableHandle handle, HyperStreamSplit split, List<HyperStreamColumnHandle> columns,
-            int batchRows, long efSearch, String filter) {
+            int batchRows, long efSearch, String backend, String filter) {
         this.countOnly = columns.isEmpty();
         this.allocator = Allocators.child("trino-split-" + split.start());
         AutoCloseable opened = null;
@@ -44,7 +44,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             if (handle.isStored()) {
                 NativeTable stored = nativeCall(() -> handle.openRead());
                 opened = stored;
-                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch, filter));
+                this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch, backend,
+                        filter));
                 this.positions = blockPositions(columns);
                 this.negateDistance = handle.distance() != null && handle.distance().negated();
                 this.remaining = handle.limit() > 0 ? handle.limit() : Long.MAX_VALUE;
@@ -102,13 +103,13 @@ final class HyperStreamPageSource implements ConnectorPageSource {
      * top k by it.
      */
     private ArrowReader openStored(NativeTable stored, HyperStreamTableHandle handle, HyperStreamSplit split,
-            List<HyperStreamColumnHandle> columns, int batchRows, long efSearch, String filter) {
+            List<HyperStreamColumnHandle> columns, int batchRows, long efSearch, String backend, String filter) {
         String[] files = split.dataFiles().toArray(String[]::new);
         String[] names = nativeColumns(columns);
         VectorDistance distance = handle.distance();
         if (handle.topK() > 0) {
-            return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch),
-                    batchRows);
+            return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch)
+                    .withBackend(backend), batchRows);
         }
         if (distance != null && columns.stream().anyMatch(c -> c.ordinal() < 0)) {
             return stored.scanWithDistances(allocator, files, names, filter, distance.search(1), batchRows);

@@ -42,6 +42,8 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
                 : TrinoFilters.withDynamicFilter(handle.filter(), dynamicFilter.getCurrentPredicate());
         return new HyperStreamPageSource(handle, (HyperStreamSplit) split,
                 columns.stream().map(HyperStreamColumnHandle.class::cast).toList(), config.batchRows(),
-                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class), filter);
+                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class),
+                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_BACKEND, String.class).toLowerCase(java.util.Locale.ROOT),
+                filter);
     }
 }

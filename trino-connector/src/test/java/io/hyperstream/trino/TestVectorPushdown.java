@@ -326,6 +326,28 @@ class TestVectorPushdown {
     }
 
     @Test
+    void theBackendSessionPropertySaysWhereATopKComparesVectors() {
+        String sql = "SELECT id, cosine_distance(embedding, " + literal + ") AS d FROM docs ORDER BY d LIMIT 10";
+        Session cpu = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_backend", "CPU").build();
+        assertThat(assertions.query(cpu, sql)).isFullyPushedDown();
+        List<Hit> want = reference("cosine_distance", id -> true, false, 10);
+        List<MaterializedRow> rows = runner.execute(cpu, sql).getMaterializedRows();
+        for (int i = 0; i < want.size(); i++) {
+            assertEquals(want.get(i).id(), rows.get(i).getField(0), "rank " + i);
+        }
+        // The library the tests load has no GPU backend compiled in (or no device answers): a top-k
+        // that insists on one fails, naming it, where auto stays on the CPU.
+        if (!io.hyperstream.jni.NativeLibrary.gpuBackends().contains("wgpu: available")) {
+            Session wgpu = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_backend", "wgpu").build();
+            RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(wgpu, sql));
+            assertTrue(e.getMessage().contains("wgpu"), e.getMessage());
+        }
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(Session.builder(runner.getDefaultSession())
+                .setCatalogSessionProperty("lake", "vector_search_backend", "tpu").build(), sql));
+        assertTrue(e.getMessage().contains("vector_search_backend must be one of [auto, cpu, cuda, wgpu], got 'tpu'"), e.getMessage());
+    }
+
+    @Test
     void aQueryOfTheWrongDimensionFailsClearly() {
         RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(
                 "SELECT id FROM docs ORDER BY cosine_distance(embedding, ARRAY[1.0, 2.0]) LIMIT 3"));

@@ -192,6 +192,22 @@ class ArrayStoreTest {
                 assertArrayEquals(want, java.util.Arrays.stream(found.get(q).rows()).mapToInt(r -> (int) r).toArray());
                 assertEquals(l2(query, model.get(want[0])), found.get(q).distances()[0], 1e-5);
             }
+            // Named backends: the CPU gives the same answer and says so; auto stays on the CPU for a
+            // batch this small; a backend this library lacks is refused by name.
+            ArrayStore.Search cpu = store.search("emb", "l2", queries, 10, "cpu");
+            assertEquals("cpu", cpu.backend());
+            assertEquals("cpu", store.search("emb", "l2", queries, 10, "auto").backend());
+            for (int q = 0; q < queries.length; q++) {
+                assertArrayEquals(found.get(q).rows(), cpu.neighbors().get(q).rows());
+            }
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                    () -> store.search("emb", "l2", queries, 10, "tpu"));
+            assertTrue(e.getMessage().contains("unknown search backend 'tpu'"), e.getMessage());
+            if (!NativeLibrary.gpuBackends().contains("cuda: available")) {
+                HyperStreamException missing = assertThrows(HyperStreamException.class,
+                        () -> store.search("emb", "l2", queries, 10, "cuda"));
+                assertTrue(missing.getMessage().contains("cuda"), missing.getMessage());
+            }
         }
     }
 

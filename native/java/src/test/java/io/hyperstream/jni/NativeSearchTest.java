@@ -245,6 +245,8 @@ class NativeSearchTest {
                 }
                 recall += got.stream().filter(h -> want.stream().anyMatch(w -> w.id() == h.id())).count() / 10.0;
                 assertSameHits(want, search(table, null, graph.withEfSearch(VectorSearch.EXACT)), "exact");
+                assertSameHits(want, search(table, null, graph.withEfSearch(VectorSearch.EXACT).withBackend("cpu")),
+                        "exact on the CPU");
                 String filter = Filters.eq("category", 3);
                 assertTrue(search(table, filter, graph).stream().allMatch(h -> category(h.id()) == 3), "filtered");
             }
@@ -293,6 +295,9 @@ class NativeSearchTest {
             e = assertThrows(InvalidArgumentException.class,
                     () -> table.search(allocator, files, null, null, new VectorSearch("category", new float[1], "l2", 5), 10));
             assertTrue(e.getMessage().contains("not a float vector column"), e.getMessage());
+            e = assertThrows(InvalidArgumentException.class, () -> table.search(allocator, files, null, null,
+                    new VectorSearch("embedding", q, "l2", 5).withBackend("tpu"), 10));
+            assertTrue(e.getMessage().contains("unknown search backend 'tpu'"), e.getMessage());
         }
     }
 }
