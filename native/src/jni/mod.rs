@@ -945,6 +945,20 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative
     })
 }
 
+/// The HNSW graphs built through this handle so far: `[data files, vectors, nanoseconds]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_indexBuildsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let (files, vectors, nanos) = lock(&cell).index_builds().totals();
+        long_array(env, &[files, vectors, nanos].map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
+    })
+}
+
 /// The definition (JSON) of a column's vector index, or null when it has none.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_vectorIndexNative<'l>(

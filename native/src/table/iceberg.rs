@@ -155,6 +155,31 @@ pub struct Table {
     /// The snapshot a time-travel handle was opened at ([`Table::load_at`]): reads see it as
     /// current, with its schema; nothing is written through such a handle.
     pinned: Option<i64>,
+    /// HNSW graphs this handle (and its clones) built: what engines report as index build progress.
+    index_builds: Arc<IndexBuilds>,
+}
+
+/// Counts of the HNSW graphs built through one table handle, as written and as declared.
+#[derive(Debug, Default)]
+pub struct IndexBuilds {
+    files: std::sync::atomic::AtomicU64,
+    vectors: std::sync::atomic::AtomicU64,
+    nanos: std::sync::atomic::AtomicU64,
+}
+
+impl IndexBuilds {
+    fn add(&self, vectors: usize, took: std::time::Duration) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.files.fetch_add(1, Relaxed);
+        self.vectors.fetch_add(vectors as u64, Relaxed);
+        self.nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+    }
+
+    /// Graphs built so far: (data files, vectors in them, nanoseconds spent building).
+    pub fn totals(&self) -> (u64, u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.files.load(Relaxed), self.vectors.load(Relaxed), self.nanos.load(Relaxed))
+    }
 }
 
 /// Refuses a column named as a row lineage column in a format version 3 table, where reads give
@@ -256,7 +281,7 @@ impl Table {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
         }
         storage.put(VERSION_HINT, Bytes::from_static(b"1"))?;
-        Ok(Self { storage, metadata, version: 1, pinned: None })
+        Ok(Self { storage, metadata, version: 1, pinned: None, index_builds: Arc::default() })
     }
 
     /// Replaces the table's definition and rows in one snapshot (CREATE OR REPLACE TABLE): the
@@ -335,7 +360,7 @@ impl Table {
         let version = latest_version(&storage)?;
         let path = metadata_file(version);
         let metadata = TableMetadata::from_json(&storage.get(&path)?, &storage.uri(&path))?;
-        Ok(Self { storage, metadata, version, pinned: None })
+        Ok(Self { storage, metadata, version, pinned: None, index_builds: Arc::default() })
     }
 
     /// Refuses a write through a handle opened at an earlier snapshot.
@@ -352,7 +377,10 @@ impl Table {
     /// Moves to the latest committed version (a handle opened at a snapshot stays there).
     pub fn refresh(&mut self) -> Result<()> {
         if self.pinned.is_none() {
+            // The build counts belong to the handle, not to the version.
+            let builds = self.index_builds.clone();
             *self = Self::load_from(self.storage.clone())?;
+            self.index_builds = builds;
         }
         Ok(())
     }
@@ -570,6 +598,20 @@ impl Table {
         Ok(files.len())
     }
 
+    /// The stored HNSW graph of the vectors in a sidecar's bytes, counted in [`Table::index_builds`].
+    fn graph_of(&self, sidecar: &[u8], rows: usize, dimension: usize, params: HnswParams, name: &str) -> Result<Bytes> {
+        let started = std::time::Instant::now();
+        let sidecar = Sidecar::parse(sidecar, rows, dimension, name)?;
+        let graph = HnswGraph::build(sidecar.vectors(), dimension, &sidecar.validity, params)?.to_bytes();
+        self.index_builds.add(sidecar.validity.count_set_bits(), started.elapsed());
+        Ok(graph)
+    }
+
+    /// The HNSW graphs built through this handle so far (by writes and by declaring indexes).
+    pub fn index_builds(&self) -> &IndexBuilds {
+        &self.index_builds
+    }
+
     /// Builds and stores the graph of one data file's vector column.
     fn index_file(&self, file: &DataFile, column: &str, id: i32, dimension: usize, params: HnswParams) -> Result<()> {
         let path = self.storage.relative(&file.file_path)?.to_owned();
@@ -591,7 +633,7 @@ impl Table {
                 bytes
             }
         };
-        let graph = graph_of(&region, rows, dimension, params, &self.storage.uri(&side))?;
+        let graph = self.graph_of(&region, rows, dimension, params, &self.storage.uri(&side))?;
         self.storage.put(&hnsw_path(&path, id), graph)
     }
 
@@ -684,8 +726,15 @@ impl Table {
             let (id, dimension) = (sidecar.field_id, sidecar.dimension());
             let vectors = sidecar.finish();
             if let Some(params) = indexes.get(&id) {
-                let graph = graph_of(&vectors, stats.rows as usize, dimension, *params, &data_path)?;
+                let started = std::time::Instant::now();
+                let graph = self.graph_of(&vectors, stats.rows as usize, dimension, *params, &data_path)?;
                 self.storage.put(&hnsw_path(&data_path, id), graph)?;
+                progress(&format!(
+                    "HNSW index on {}, field {id}: new file {data_path} ({} rows) built in {:.2} s",
+                    self.location(),
+                    stats.rows,
+                    started.elapsed().as_secs_f64()
+                ));
             }
             self.storage.put(&sidecar_path(&data_path, id), vectors)?;
         }
@@ -2098,11 +2147,6 @@ fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreema
     Ok(deleted)
 }
 
-/// The stored HNSW graph of the vectors in a sidecar's bytes.
-fn graph_of(sidecar: &[u8], rows: usize, dimension: usize, params: HnswParams, name: &str) -> Result<Bytes> {
-    let sidecar = Sidecar::parse(sidecar, rows, dimension, name)?;
-    Ok(HnswGraph::build(sidecar.vectors(), dimension, &sidecar.validity, params)?.to_bytes())
-}
 
 fn latest_version(storage: &Storage) -> Result<u64> {
     let hinted = match storage.get(VERSION_HINT) {
@@ -3244,8 +3288,13 @@ mod tests {
         assert_eq!(table.metadata().current_snapshot().map(|s| s.snapshot_id), snapshot, "declaring an index adds no snapshot");
         let graph = |f: &DataFile| std::path::PathBuf::from(hnsw_path(&f.file_path, 3));
         assert!(before.iter().all(|f| graph(f).exists()));
+        assert_eq!((table.index_builds().totals().0, table.index_builds().totals().1), (2, 2000), "two files of 1000 vectors indexed");
         table.append(reader(vec![batch(2000..3000)])).unwrap();
+        let (files, vectors, nanos) = table.index_builds().totals();
+        assert_eq!((files, vectors), (3, 3000), "and one more as written");
+        assert!(nanos > 0);
         let mut table = Table::load(location, &HashMap::new()).unwrap();
+        assert_eq!(table.index_builds().totals(), (0, 0, 0), "counts belong to a handle");
         assert_eq!(table.vector_indexes().get(&3), Some(&params));
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         assert_eq!(files.len(), 3);

@@ -12,6 +12,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 
 /**
@@ -38,6 +39,10 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     private VectorSchemaRoot root;
     private int rows;
     private boolean handedOver;
+    /** The HNSW graphs this task built for the files it wrote; known once it has written them. */
+    private NativeTable.IndexBuilds built = new NativeTable.IndexBuilds(0, 0, 0);
+    /** What the task wrote, once it has. */
+    private Written written;
 
     private final org.apache.spark.sql.types.StructType sparkSchema;
 
@@ -74,21 +79,54 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         rows = 0;
     }
 
+    /**
+     * Spark 4 hands a task its rows in one call and reads the task's metrics before {@link #commit}:
+     * the data files (and their HNSW graphs) are written here so that those metrics count the graphs.
+     * Spark 3.5 calls {@link #write} per row and reads the metrics before commit only, so its UI shows
+     * no task index builds (the files are the same).
+     */
+    public void writeAll(java.util.Iterator<InternalRow> records) throws IOException {
+        while (records.hasNext()) {
+            write(records.next());
+        }
+        finish();
+    }
+
     @Override
     public WriterCommitMessage commit() throws IOException {
+        return finish();
+    }
+
+    /** Writes the buffered rows as native data files, once. */
+    private Written finish() {
+        if (written != null) {
+            return written;
+        }
         if (rows > 0) {
             flushBatch();
         }
         if (batches.batchCount() == 0) {
-            return new Written(new String[0]);
+            written = new Written(new String[0]);
+            return written;
         }
         handedOver = true; // native code closes the reader
-        return new Written(table.writeDataFiles(allocator, batches));
+        written = new Written(table.writeDataFiles(allocator, batches));
+        built = table.indexBuilds();
+        return written;
+    }
+
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+        return WriteMetrics.task(built);
     }
 
     @Override
     public void abort() {
-        // Nothing was written natively before commit(); buffered batches go with close().
+        // Files written but never handed to the driver are this task's to delete; buffered
+        // batches go with close().
+        if (written != null && written.dataFiles().length > 0) {
+            table.deleteFiles(written.dataFiles());
+        }
     }
 
     @Override

@@ -8,6 +8,8 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -28,6 +30,8 @@ final class HyperStreamWrite implements Write, BatchWrite {
     private final Map<String, String> indexes = new java.util.HashMap<>();
     /** Set once the rows are committed: from then on an abort must not delete their files. */
     private volatile boolean committed;
+    /** The HNSW graphs the commit built for the files already there (a declared index). */
+    private volatile NativeTable.IndexBuilds declared = new NativeTable.IndexBuilds(0, 0, 0);
 
     HyperStreamWrite(PathOptions options, StructType schema, boolean overwrite) {
         this.options = options;
@@ -91,8 +95,22 @@ final class HyperStreamWrite implements Write, BatchWrite {
                 table.commitAppend(files);
             }
             committed = true;
+            NativeTable.IndexBuilds before = table.indexBuilds();
             declareIndexes(table);
+            NativeTable.IndexBuilds after = table.indexBuilds();
+            declared = new NativeTable.IndexBuilds(after.files() - before.files(), after.vectors() - before.vectors(),
+                    after.nanos() - before.nanos());
         }
+    }
+
+    @Override
+    public CustomMetric[] supportedCustomMetrics() {
+        return WriteMetrics.supported();
+    }
+
+    /** Spark 4 posts these after the commit; Spark 3.5's writes take no driver metrics. */
+    public CustomTaskMetric[] reportDriverMetrics() {
+        return WriteMetrics.driver(declared);
     }
 
     /**

@@ -89,7 +89,7 @@ public final class ScanMetrics {
                 value("rowsRead", e.rowsRead())};
     }
 
-    private static CustomTaskMetric value(String name, long value) {
+    static CustomTaskMetric value(String name, long value) {
         return new CustomTaskMetric() {
             @Override
             public String name() {

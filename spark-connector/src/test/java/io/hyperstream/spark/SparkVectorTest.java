@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.StringJoiner;
 import java.util.function.LongPredicate;
@@ -95,6 +96,35 @@ class SparkVectorTest {
             assertEquals(want.get(i).id(), rows.get(i).getLong(0), "rank " + i);
             assertEquals(want.get(i).value(), rows.get(i).getDouble(1), 1e-4, "rank " + i);
         }
+    }
+
+    /** The metrics of the node of a write's executed plan that shows vector index builds. */
+    private static Map<String, Long> writeMetrics(Runnable write) throws Exception {
+        var seen = new java.util.concurrent.atomic.AtomicReference<org.apache.spark.sql.execution.QueryExecution>();
+        var listener = new org.apache.spark.sql.util.QueryExecutionListener() {
+            @Override
+            public void onSuccess(String function, org.apache.spark.sql.execution.QueryExecution qe, long nanos) {
+                seen.set(qe);
+            }
+
+            @Override
+            public void onFailure(String function, org.apache.spark.sql.execution.QueryExecution qe, Exception e) {}
+        };
+        spark.listenerManager().register(listener);
+        try {
+            write.run();
+            spark.sparkContext().listenerBus().waitUntilEmpty();
+        } finally {
+            spark.listenerManager().unregister(listener);
+        }
+        var node = seen.get().executedPlan().find(p -> p.metrics().contains("vectorIndexFiles"));
+        assertTrue(node.isDefined(), seen.get().executedPlan().toString());
+        Map<String, Long> values = new java.util.TreeMap<>();
+        for (String name : List.of("vectorIndexFiles", "vectorIndexVectors", "vectorIndexBuildMs", "declaredIndexFiles",
+                "declaredIndexVectors", "declaredIndexBuildMs")) {
+            values.put(name, node.get().metrics().get(name).get().value());
+        }
+        return values;
     }
 
     private static String plan(Dataset<Row> df) {
@@ -294,8 +324,16 @@ class SparkVectorTest {
     void aVectorIndexDeclaredOnWriteServesPushedSearchesAsTheEfOptionSays() throws Exception {
         String indexed = Files.createTempDirectory("hyperstream-spark-index").resolve("docs").toString();
         Dataset<Row> docs = spark.read().format("hyperstream").load(path).select("id", "category", "embedding");
-        docs.repartition(3).write().format("hyperstream").option("vector.embedding.dimension", DIM)
-                .option("vector.embedding.index", "{\"metric\":\"l2\",\"m\":12}").mode("append").save(indexed);
+        Map<String, Long> declaring = writeMetrics(() -> docs.repartition(3).write().format("hyperstream")
+                .option("vector.embedding.dimension", DIM).option("vector.embedding.index", "{\"metric\":\"l2\",\"m\":12}")
+                .mode("append").save(indexed));
+        // The tasks wrote before the index existed; the commit built it for their files (Spark 4
+        // shows what the driver did; Spark 3.5's writes take no driver metrics).
+        assertEquals(0L, declaring.get("vectorIndexFiles"), declaring.toString());
+        if (!spark.version().startsWith("3.")) {
+            assertEquals(3L, declaring.get("declaredIndexFiles"), declaring.toString());
+            assertEquals((long) ROWS, declaring.get("declaredIndexVectors"), declaring.toString());
+        }
         try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(indexed, java.util.Map.of())) {
             assertTrue(String.valueOf(table.vectorIndex("embedding")).contains("\"m\":12"), table.vectorIndex("embedding"));
         }
@@ -327,6 +365,14 @@ class SparkVectorTest {
                 .option("vector.category.index", "hnsw").mode("append").save(indexed));
         assertTrue(LocalSpark.messages(bad).contains("'category' is not a vector column"), LocalSpark.messages(bad));
         assertEquals(ROWS, spark.read().format("hyperstream").load(indexed).count(), "refused writes commit nothing");
+        // An append to the indexed column: each task builds the graphs of the files it writes (Spark
+        // 3.5 reads a task's metrics before its files are written, so shows none).
+        Map<String, Long> appending = writeMetrics(() -> docs.limit(100).coalesce(1).write().format("hyperstream")
+                .mode("append").save(indexed));
+        boolean spark4 = !spark.version().startsWith("3.");
+        assertEquals(spark4 ? 1L : 0L, appending.get("vectorIndexFiles"), appending.toString());
+        assertEquals(spark4 ? 100L : 0L, appending.get("vectorIndexVectors"), appending.toString());
+        assertEquals(0L, appending.get("declaredIndexFiles"), appending.toString());
         docs.limit(0).write().format("hyperstream").option("vector.embedding.index", "none").mode("append").save(indexed);
         try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(indexed, java.util.Map.of())) {
             assertEquals(null, table.vectorIndex("embedding"));

@@ -344,6 +344,22 @@ public final class NativeTable extends NativeHandle {
         return call(h -> dropVectorIndexNative(h, column));
     }
 
+    /**
+     * The HNSW graphs built through this handle so far: data files indexed as they were written or
+     * when an index was declared ({@link #createVectorIndex}), the vectors in them, and the time spent.
+     */
+    public record IndexBuilds(long files, long vectors, long nanos) {
+        public long millis() {
+            return nanos / 1_000_000;
+        }
+    }
+
+    /** The HNSW graphs built through this handle so far (engines report them as index build progress). */
+    public IndexBuilds indexBuilds() {
+        long[] totals = call(NativeTable::indexBuildsNative);
+        return new IndexBuilds(totals[0], totals[1], totals[2]);
+    }
+
     /** The JSON definition of a column's vector index, or null when it has none. */
     public String vectorIndex(String column) {
         return call(h -> vectorIndexNative(h, column));
@@ -598,6 +614,8 @@ public final class NativeTable extends NativeHandle {
     private static native String normalizeVectorIndexNative(String definition);
 
     private static native String vectorIndexNative(long handle, String column);
+
+    private static native long[] indexBuildsNative(long handle);
 
     private static native long createScalarIndexNative(long handle, String column);
 

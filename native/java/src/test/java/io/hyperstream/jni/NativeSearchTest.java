@@ -225,7 +225,12 @@ class NativeSearchTest {
     void vectorIndexesAreBuiltOnExistingFilesSearchedAndDropped() throws Exception {
         try (NativeTable table = table()) {
             assertEquals(null, table.vectorIndex("embedding"));
+            assertEquals(new NativeTable.IndexBuilds(0, 0, 0), table.indexBuilds());
             assertEquals(FILES, table.createVectorIndex("embedding", "{\"metric\":\"l2\",\"m\":12}"));
+            NativeTable.IndexBuilds built = table.indexBuilds();
+            assertEquals(FILES, built.files(), "one graph per file");
+            assertEquals(vectors.length, built.vectors(), "every vector indexed");
+            assertTrue(built.nanos() > 0, built.toString());
             assertTrue(table.vectorIndex("embedding").contains("\"m\":12"), table.vectorIndex("embedding"));
             Random random = new Random(7);
             double recall = 0;
