@@ -17,10 +17,15 @@ import java.util.regex.Pattern;
  *
  * <p>An operand is a primary: a column (qualified or not), a literal, a function call, an array
  * constructor or a parenthesised expression; parenthesise anything else ({@code a <-> (b + c)}). The
- * operators apply left to right. pgvector's text form of a vector, {@code '[1, 2, 3]'}, is taken as
- * an operand too. Since {@code <=>} is also Spark's null-safe equality, it means cosine distance only
- * where one operand is a vector constant ({@code array(...)}, {@code ARRAY[...]} or {@code '[...]'});
- * elsewhere it keeps Spark's meaning. Text in quotes, backquotes and comments is left as it is.
+ * operators apply left to right. pgvector's text forms are taken as operands too: a vector {@code
+ * '[1, 2, 3]'} becomes {@code array(1, 2, 3)}; a sparse vector {@code '{1:0.5,3:2}/5'} (positions
+ * from 1, then the dimension) becomes the struct of a sparse vector column, {@code
+ * named_struct('indices', array(0, 2), 'values', array(0.5, 2))} (positions from 0); a bit string
+ * {@code B'0101'} becomes the bytes of a binary column, first bit the high bit of the first byte and
+ * the last byte padded with zero bits ({@code X'50'}). Since {@code <=>} is also Spark's null-safe
+ * equality, it means cosine distance only where one operand is a vector constant ({@code array(...)},
+ * {@code ARRAY[...]}, {@code '[...]'} or {@code '{...}/n'}); elsewhere it keeps Spark's meaning. Text
+ * in quotes, backquotes and comments is left as it is.
  */
 final class PgVectorOperators {
     private PgVectorOperators() {}
@@ -36,6 +41,8 @@ final class PgVectorOperators {
 
     private static final Pattern ANY_OPERATOR = Pattern.compile("<[-=#+~%]>");
     private static final Pattern VECTOR_TEXT = Pattern.compile("'\\s*\\[([^\\]']*)\\]\\s*'");
+    private static final Pattern SPARSE_TEXT = Pattern.compile("'\\s*\\{([^}']*)\\}\\s*/\\s*(\\d+)\\s*'");
+    private static final Pattern BITS_TEXT = Pattern.compile("[bB]'([01]*)'");
     private static final Set<String> KEYWORDS = Set.of("SELECT", "FROM", "WHERE", "BY", "AND", "OR", "NOT", "ON", "WHEN",
             "THEN", "ELSE", "CASE", "END", "HAVING", "AS", "IN", "IS", "LIKE", "BETWEEN", "DISTINCT", "ALL", "LIMIT", "UNION",
             "JOIN", "SET", "VALUES", "ASC", "DESC", "RETURN");
@@ -92,11 +99,54 @@ final class PgVectorOperators {
                 + sql.substring(tokens.get(right).end());
     }
 
-    /** An operand's text; pgvector's {@code '[1, 2]'} becomes {@code array(1, 2)}. */
+    /** An operand's text, pgvector's text forms written as Spark values (see the class comment). */
     private static String operand(String sql, List<Token> tokens, int from, int to) {
         String text = sql.substring(tokens.get(from).start(), tokens.get(to).end());
         var vector = VECTOR_TEXT.matcher(text);
-        return from == to && vector.matches() ? "array(" + vector.group(1) + ")" : text;
+        if (from == to && vector.matches()) {
+            return "array(" + vector.group(1) + ")";
+        }
+        var sparse = SPARSE_TEXT.matcher(text);
+        if (from == to && sparse.matches()) {
+            return sparseStruct(sparse.group(1), sparse.group(2));
+        }
+        var bits = BITS_TEXT.matcher(text);
+        return to == from + 1 && bits.matches() ? bytes(bits.group(1)) : text;
+    }
+
+    /** pgvector's sparse vector text ({@code 1:0.5,3:2} of dimension {@code dimension}) as a Spark struct. */
+    private static String sparseStruct(String entries, String dimension) {
+        long size = Long.parseLong(dimension);
+        StringBuilder indices = new StringBuilder();
+        StringBuilder values = new StringBuilder();
+        for (String entry : entries.isBlank() ? new String[0] : entries.split(",")) {
+            String[] pair = entry.split(":");
+            long position;
+            try {
+                position = pair.length == 2 ? Long.parseLong(pair[0].trim()) : -1;
+            } catch (NumberFormatException e) {
+                position = -1;
+            }
+            if (position < 1 || position > size) {
+                throw new IllegalArgumentException("sparse vector '{" + entries + "}/" + dimension + "': entry '" + entry.trim()
+                        + "' is not position:value with a position from 1 to " + size);
+            }
+            indices.append(indices.length() == 0 ? "" : ", ").append(position - 1);
+            values.append(values.length() == 0 ? "" : ", ").append(pair[1].trim());
+        }
+        return indices.length() == 0
+                ? "named_struct('indices', cast(array() AS array<int>), 'values', cast(array() AS array<float>))"
+                : "named_struct('indices', array(" + indices + "), 'values', array(" + values + "))";
+    }
+
+    /** A bit string ({@code 0101}) as a binary literal: first bit the high bit of the first byte. */
+    private static String bytes(String bits) {
+        StringBuilder hex = new StringBuilder("X'");
+        for (int at = 0; at < bits.length(); at += 8) {
+            String chunk = (bits.substring(at, Math.min(at + 8, bits.length())) + "0000000").substring(0, 8);
+            hex.append(String.format("%02X", Integer.parseInt(chunk, 2)));
+        }
+        return hex.append("'").toString();
     }
 
     /** Whether an operand is a lone clause keyword ({@code SELECT <-> x} has no left operand). */
@@ -107,7 +157,8 @@ final class PgVectorOperators {
     private static boolean isVectorConstant(List<Token> tokens, int from, int to) {
         Token first = tokens.get(from);
         if (from == to) {
-            return first.kind() == Kind.STRING && VECTOR_TEXT.matcher(first.text()).matches();
+            return first.kind() == Kind.STRING
+                    && (VECTOR_TEXT.matcher(first.text()).matches() || SPARSE_TEXT.matcher(first.text()).matches());
         }
         return first.kind() == Kind.WORD && first.text().equalsIgnoreCase("array") && tokens.get(from + 1).kind() == Kind.OPEN
                 && matching(tokens, from + 1) == to;

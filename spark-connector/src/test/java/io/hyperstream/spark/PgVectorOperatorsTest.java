@@ -1,6 +1,10 @@
 package io.hyperstream.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
@@ -41,6 +45,24 @@ class PgVectorOperatorsTest {
         assertEquals("SELECT a <=> b, 1 <=> NULL", rewrite("SELECT a <=> b, 1 <=> NULL"));
         assertEquals("SELECT a <=> b, hs.cosine_distance(array(1.5, 2), e)", rewrite("SELECT a <=> b, array(1.5, 2) <=> e"));
         assertEquals("SELECT hs.cosine_distance(e, array(1, 2.5))", rewrite("SELECT e <=> '[1, 2.5]'"));
+    }
+
+    @Test
+    void pgvectorTextFormsBecomeSparkValues() {
+        assertEquals("ORDER BY hs.l2_distance(terms, named_struct('indices', array(0, 2), 'values', array(0.5, -2))) LIMIT 3",
+                rewrite("ORDER BY terms <-> '{1:0.5,3:-2}/5' LIMIT 3"));
+        assertEquals("SELECT hs.cosine_distance(named_struct('indices', array(4), 'values', array(1e3)), t)",
+                rewrite("SELECT '{ 5 : 1e3 }/ 9' <=> t"), "a sparse constant makes <=> cosine distance");
+        assertEquals("SELECT hs.l2_distance(t, named_struct('indices', cast(array() AS array<int>), 'values', "
+                + "cast(array() AS array<float>)))", rewrite("SELECT t <-> '{}/3'"));
+        assertEquals("SELECT hs.hamming_distance(bits, X'50')", rewrite("SELECT bits <~> B'0101'"));
+        assertEquals("SELECT hs.jaccard_distance(b'111100001', bits)".replace("b'111100001'", "X'F080'"),
+                rewrite("SELECT b'111100001' <%> bits"));
+        assertEquals("SELECT B'01', '{1:1}/2'", rewrite("SELECT B'01', '{1:1}/2'"), "only operands are rewritten");
+        for (String bad : List.of("'{0:1}/5'", "'{6:1}/5'", "'{1}/5'", "'{x:1}/5'")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rewrite("SELECT t <-> " + bad));
+            assertTrue(e.getMessage().contains("is not position:value with a position from 1 to 5"), e.getMessage());
+        }
     }
 
     @Test

@@ -210,6 +210,14 @@ class SparkVectorTest {
         }
         hex.append("'");
         assertAnswer(spark.sql("SELECT id, bits <~> " + hex + " AS d FROM fingerprints ORDER BY d, id LIMIT 20"), want.subList(0, 20));
+        // pgvector's bit string form: first bit the high bit of the first byte.
+        StringBuilder bitString = new StringBuilder("B'");
+        for (byte b : probe) {
+            bitString.append(String.format("%8s", Integer.toBinaryString(b & 0xff)).replace(' ', '0'));
+        }
+        bitString.append("'");
+        assertAnswer(spark.sql("SELECT id, bits <~> " + bitString + " AS d FROM fingerprints ORDER BY d, id LIMIT 20"),
+                want.subList(0, 20));
         // Stored in a HyperStream table, the same ORDER BY ... LIMIT is a native top-k over the binary column.
         String stored = path + "-bits";
         spark.createDataFrame(rows, schema).repartition(2).write().format("hyperstream").mode("append").save(stored);
@@ -269,6 +277,18 @@ class SparkVectorTest {
                 assertEquals(want.get(i).getDouble(1), got.get(i).getDouble(1), 1e-5, function + " rank " + i);
             }
         }
+        // pgvector's sparse vector text (positions from 1) is the same query.
+        Dataset<Row> text = spark.sql("SELECT id, terms <-> '{4:0.5,8:-1.25,41:2.0}/50' AS d FROM stored_terms WHERE id >= 30 "
+                + "ORDER BY d LIMIT 8");
+        assertTrue(plan(text).contains("nativeTopK=8 by l2_distance(terms"), plan(text));
+        List<Row> textWant = spark.sql("SELECT id, hyperstream.l2_distance(terms, " + query + ") AS d FROM memory_terms "
+                + "WHERE id >= 30 ORDER BY d LIMIT 8").collectAsList();
+        List<Row> textGot = text.collectAsList();
+        for (int i = 0; i < 8; i++) {
+            assertEquals(textWant.get(i).getDouble(1), textGot.get(i).getDouble(1), 1e-5, "text form rank " + i);
+        }
+        Exception badText = assertThrows(Exception.class, () -> spark.sql("SELECT terms <-> '{0:1}/50' FROM memory_terms").collect());
+        assertTrue(LocalSpark.messages(badText).contains("entry '0:1' is not position:value"), LocalSpark.messages(badText));
         Exception mixed = assertThrows(Exception.class, () -> spark.sql("SELECT hyperstream.l2_distance(terms, array(1.0)) FROM memory_terms").collect());
         assertTrue(LocalSpark.messages(mixed).contains("compares two sparse vectors or two dense ones"), LocalSpark.messages(mixed));
     }
