@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Distances;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
@@ -174,85 +175,54 @@ final class VectorFunctions {
             if (input.isNullAt(0) || input.isNullAt(1)) {
                 return null;
             }
+            try {
+                return evaluate(input);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
+            }
+        }
+
+        private double evaluate(InternalRow input) {
+            String metric = METRICS.get(name);
             if (overBits(name)) {
-                return bitDistance(name, input.getBinary(0), input.getBinary(1));
+                return Distances.bits(metric, input.getBinary(0), input.getBinary(1));
             }
             if (isSparse(inputTypes[0])) {
-                double[] a = dense(input, 0, (StructType) inputTypes[0]);
-                double[] b = dense(input, 1, (StructType) inputTypes[1]);
-                int length = Math.max(a.length, b.length);
-                return distance(name, java.util.Arrays.copyOf(a, length), java.util.Arrays.copyOf(b, length));
+                InternalRow a = input.getStruct(0, 2);
+                InternalRow b = input.getStruct(1, 2);
+                return sign() * Distances.sparse(metric, positions(a), values(a, inputTypes[0]), positions(b),
+                        values(b, inputTypes[1]));
             }
-            double[] a = toDoubles(input.getArray(0), ((ArrayType) inputTypes[0]).elementType());
-            double[] b = toDoubles(input.getArray(1), ((ArrayType) inputTypes[1]).elementType());
-            if (a.length != b.length) {
-                throw new IllegalArgumentException(name + ": vectors of " + a.length + " and " + b.length + " dimensions");
-            }
-            return distance(name, a, b);
+            return sign() * Distances.dense(metric, toDoubles(input.getArray(0), ((ArrayType) inputTypes[0]).elementType()),
+                    toDoubles(input.getArray(1), ((ArrayType) inputTypes[1]).elementType()));
+        }
+
+        /** inner_product is the dot product itself; the native metric is its negation. */
+        private int sign() {
+            return name.equals("inner_product") ? -1 : 1;
         }
     }
 
-    /** The definition of every function, in double precision. */
-    static double distance(String name, double[] a, double[] b) {
-        double dot = 0, l2 = 0, l1 = 0, na = 0, nb = 0;
-        for (int i = 0; i < a.length; i++) {
-            dot += a[i] * b[i];
-            l2 += (a[i] - b[i]) * (a[i] - b[i]);
-            l1 += Math.abs(a[i] - b[i]);
-            na += a[i] * a[i];
-            nb += b[i] * b[i];
-        }
-        return switch (name) {
-            case "l2_distance" -> Math.sqrt(l2);
-            case "l1_distance" -> l1;
-            case "inner_product" -> dot;
-            case "negative_inner_product" -> -dot;
-            case "cosine_distance" -> na == 0 || nb == 0 ? 1.0 : Math.min(2.0, Math.max(0.0, 1 - dot / Math.sqrt(na * nb)));
-            default -> throw new IllegalArgumentException(name);
-        };
-    }
-
-    /**
-     * A sparse vector of {@code input}'s argument {@code i}, as a dense one long enough for its
-     * largest position (the distances are the same with any number of trailing zeros, so two
-     * sparse vectors are compared at the longer one's length).
-     */
-    private static double[] dense(InternalRow input, int i, StructType type) {
-        InternalRow sparse = input.getStruct(i, 2);
+    /** The positions of a sparse vector's non-zero elements. */
+    private static int[] positions(InternalRow sparse) {
         ArrayData indices = sparse.getArray(0);
-        double[] values = toDoubles(sparse.getArray(1), ((ArrayType) type.fields()[1].dataType()).elementType());
-        if (indices.numElements() != values.length) {
-            throw new IllegalArgumentException("sparse vector has " + indices.numElements() + " indices but " + values.length + " values");
-        }
-        int length = 0;
-        for (int j = 0; j < values.length; j++) {
-            if (indices.isNullAt(j) || indices.getInt(j) < 0 || j > 0 && indices.getInt(j) <= indices.getInt(j - 1)) {
-                throw new IllegalArgumentException("sparse vector indices must be non-negative and strictly increasing");
+        for (int j = 0; j < indices.numElements(); j++) {
+            if (indices.isNullAt(j)) {
+                throw new IllegalArgumentException("sparse vector indices must be non-negative and strictly increasing, not null");
             }
-            length = indices.getInt(j) + 1;
         }
-        double[] out = new double[length];
-        for (int j = 0; j < values.length; j++) {
-            out[indices.getInt(j)] = values[j];
-        }
-        return out;
+        return indices.toIntArray();
     }
 
-    /** The bit functions' definition, over bit-packed values of the same length. */
-    static double bitDistance(String name, byte[] a, byte[] b) {
-        if (a.length != b.length) {
-            throw new IllegalArgumentException(name + ": bit vectors of " + a.length + " and " + b.length + " bytes");
-        }
-        int differ = 0, both = 0, either = 0;
-        for (int i = 0; i < a.length; i++) {
-            differ += Integer.bitCount((a[i] ^ b[i]) & 0xff);
-            both += Integer.bitCount(a[i] & b[i] & 0xff);
-            either += Integer.bitCount((a[i] | b[i]) & 0xff);
-        }
-        return switch (name) {
-            case "hamming_distance" -> differ;
-            case "jaccard_distance" -> either == 0 ? 0.0 : 1.0 - (double) both / either;
-            default -> throw new IllegalArgumentException(name);
-        };
+    /** The values of a sparse vector of struct type {@code type}. */
+    private static double[] values(InternalRow sparse, DataType type) {
+        return toDoubles(sparse.getArray(1), ((ArrayType) ((StructType) type).fields()[1].dataType()).elementType());
     }
+
+    /** The definition of every function, in double precision (the tests' reference). */
+    static double distance(String name, double[] a, double[] b) {
+        double native_ = Distances.dense(METRICS.get(name), a, b);
+        return name.equals("inner_product") ? -native_ : native_;
+    }
+
 }

@@ -29,8 +29,9 @@ import java.util.Optional;
  * A distance between a vector column and a constant query vector that the native scan computes:
  * Trino's {@code euclidean_distance}, {@code cosine_distance} and {@code dot_product} over
  * {@code array(real)} / {@code array(double)} columns, and the catalog's {@code system.l1_distance}
- * there and {@code system.hamming_distance} / {@code jaccard_distance} over {@code varbinary} columns
- * of bit-packed vectors. {@code dot_product} is native {@code inner_product} negated back, so larger
+ * there, {@code system.hamming_distance} / {@code jaccard_distance} over {@code varbinary} columns
+ * of bit-packed vectors, and {@code system.euclidean_distance} / {@code cosine_distance} / {@code
+ * dot_product} / {@code l1_distance} over sparse vector columns with a sparse query (a map). {@code dot_product} is native {@code inner_product} negated back, so larger
  * products still sort first under {@code ORDER BY ... DESC}.
  */
 public record VectorDistance(
@@ -93,8 +94,11 @@ public record VectorDistance(
         List<ConnectorExpression> args = call.getArguments();
         boolean bits = BIT_FUNCTIONS.contains(call.getFunctionName().getName());
         for (int side = 0; side < 2; side++) {
-            Optional<HyperStreamColumnHandle> column = bits ? binaryColumn(args.get(side), assignments) : vectorColumn(args.get(side), assignments);
-            Optional<float[]> query = bits ? constantBits(args.get(1 - side)) : constantVector(args.get(1 - side));
+            Optional<HyperStreamColumnHandle> sparse = bits ? Optional.empty() : sparseColumn(args.get(side), assignments);
+            Optional<HyperStreamColumnHandle> column = bits ? binaryColumn(args.get(side), assignments)
+                    : sparse.isPresent() ? sparse : vectorColumn(args.get(side), assignments);
+            ConnectorExpression constant = args.get(1 - side);
+            Optional<float[]> query = bits ? constantBits(constant) : sparse.isPresent() ? constantSparse(constant) : constantVector(constant);
             if (column.isPresent() && query.isPresent()) {
                 return Optional.of(new VectorDistance(call.getFunctionName().getName(), column.get().name(), query.get()));
             }
@@ -107,6 +111,40 @@ public record VectorDistance(
         return name.getCatalogSchema()
                 .map(schema -> schema.equals(new CatalogSchemaName(catalog, VectorFunctions.SCHEMA)) && VectorFunctions.isFunction(name.getName()))
                 .orElse(TRINO_FUNCTIONS.contains(name.getName()));
+    }
+
+    private static Optional<HyperStreamColumnHandle> sparseColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {
+        if (e instanceof Variable variable && assignments.get(variable.getName()) instanceof HyperStreamColumnHandle column
+                && column.ordinal() >= 0 && column.type().equals(VectorFunctions.SPARSE)) {
+            return Optional.of(column);
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A constant sparse query (position → value) as the native side takes it: (position, value)
+     * pairs in position order; none when a value is null or a position is out of the native range.
+     */
+    private static Optional<float[]> constantSparse(ConnectorExpression e) {
+        if (!(e instanceof Constant constant) || !constant.getType().equals(VectorFunctions.SPARSE_QUERY)
+                || !(constant.getValue() instanceof io.trino.spi.block.SqlMap map)) {
+            return Optional.empty();
+        }
+        VectorFunctions.SparseQuery query;
+        try {
+            query = VectorFunctions.SparseQuery.of(map);
+        } catch (IllegalArgumentException e2) {
+            return Optional.empty();
+        }
+        float[] pairs = new float[2 * query.positions().length];
+        for (int i = 0; i < query.positions().length; i++) {
+            if (query.positions()[i] < 0 || query.positions()[i] >= 1 << 24) {
+                return Optional.empty();
+            }
+            pairs[2 * i] = query.positions()[i];
+            pairs[2 * i + 1] = (float) query.values()[i];
+        }
+        return Optional.of(pairs);
     }
 
     private static Optional<HyperStreamColumnHandle> binaryColumn(ConnectorExpression e, Map<String, ColumnHandle> assignments) {

@@ -222,6 +222,45 @@ class TestVectorPushdown {
     }
 
     @Test
+    void sparseVectorColumnsComputeAndPush() {
+        runner.execute("CREATE TABLE terms AS SELECT id, CAST(ROW(p, transform(p, i -> sin(i * 0.7 + id * 1.3))) AS "
+                + "ROW(indices array(integer), \"values\" array(real))) AS terms FROM (SELECT id, "
+                + "filter(sequence(0, 49), i -> (i * 7 + id * 13) % 5 = 0) AS p FROM UNNEST(sequence(0, 299)) AS t(id))");
+        // Position → value; positions from 0.
+        String query = "MAP(ARRAY[3, 7, 40], ARRAY[0.5, -1.25, 2.0])";
+        for (String function : List.of("euclidean_distance", "cosine_distance", "l1_distance", "dot_product")) {
+            boolean larger = function.equals("dot_product");
+            String sql = "SELECT id, lake.system." + function + "(terms, " + query + ") AS d FROM terms WHERE id >= 30 ORDER BY d"
+                    + (larger ? " DESC" : "") + " LIMIT 8";
+            assertThat(assertions.query(sql)).isFullyPushedDown();
+            String plan = (String) runner.execute("EXPLAIN " + sql).getOnlyValue();
+            assertTrue(plan.contains("nativeTopK=8 nearest by " + function), plan);
+            // Unpushed (no LIMIT), Trino runs the function itself; the pushed answer is its first 8.
+            List<MaterializedRow> all = runner.execute("SELECT id, lake.system." + function + "(terms, " + query + ") AS d FROM terms "
+                    + "WHERE id >= 30").getMaterializedRows().stream()
+                    .sorted(Comparator.comparingDouble(r -> (larger ? -1 : 1) * (Double) r.getField(1))).toList();
+            List<MaterializedRow> pushed = runner.execute(sql).getMaterializedRows();
+            assertEquals(8, pushed.size());
+            for (int i = 0; i < 8; i++) {
+                assertEquals((Double) all.get(i).getField(1), (Double) pushed.get(i).getField(1), 1e-5, function + " rank " + i);
+            }
+        }
+        // The definitions, by hand: (1, 2) at positions 0 and 2 against 3 at position 2.
+        MaterializedRow row = runner.execute("SELECT lake.system.euclidean_distance(v, q), lake.system.dot_product(v, q), "
+                + "lake.system.l1_distance(v, q), lake.system.cosine_distance(v, q) FROM (VALUES (CAST(ROW(ARRAY[0, 2], "
+                + "ARRAY[1, 2]) AS ROW(indices array(integer), \"values\" array(real))), MAP(ARRAY[2], ARRAY[3e0]))) AS t(v, q)")
+                .getMaterializedRows().get(0);
+        assertEquals(Math.sqrt(2), (Double) row.getField(0), 1e-9);
+        assertEquals(6.0, (Double) row.getField(1), 1e-9);
+        assertEquals(2.0, (Double) row.getField(2), 1e-9);
+        assertEquals(1 - 6 / (Math.sqrt(5) * 3), (Double) row.getField(3), 1e-9);
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("SELECT lake.system.l1_distance("
+                + "CAST(ROW(ARRAY[2, 1], ARRAY[1, 2]) AS ROW(indices array(integer), \"values\" array(real))), MAP(ARRAY[1], ARRAY[1e0]))"));
+        assertTrue(e.getMessage().contains("l1_distance: sparse vector indices must be non-negative and strictly increasing"),
+                e.getMessage());
+    }
+
+    @Test
     void topKUnderAWhereClauseIsFullyPushedAndHonoursTheFilter() {
         String sql = "SELECT id, cosine_distance(embedding, " + literal + ") AS d FROM docs"
                 + " WHERE category IN ('c3', 'c7') AND id >= 500 ORDER BY d LIMIT 25";
