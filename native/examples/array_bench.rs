@@ -129,11 +129,29 @@ fn main() {
             .collect(),
     );
     let batched = time_ms(3, || drop(store.top_k("v", Metric::L2, &queries, 10).unwrap())) / queries.len() as f64;
+    // The same rows stored as float16 (half the bytes; converted a row at a time as they are compared).
+    let halves: Vec<u8> = vectors
+        .chunks_exact(4)
+        .flat_map(|b| half::f16::from_f32(f32::from_le_bytes(b.try_into().unwrap())).to_le_bytes())
+        .collect();
+    store.save("h", DType::F16, &vshape, &halves).unwrap();
+    store.top_k("h", Metric::L2, &queries[..1], 10).unwrap();
+    let topk_f16 = median(
+        queries
+            .iter()
+            .map(|q| {
+                let start = Instant::now();
+                drop(store.top_k("h", Metric::L2, std::slice::from_ref(q), 10).unwrap());
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    );
     let report = serde_json::json!({
         "plain": plain,
         "durable": durable,
         "topk_stream": topk,
         "topk_batched_per_query": batched,
+        "topk_f16_stream": topk_f16,
         "ids": ids,
         "threads": rayon::current_num_threads(),
     });
