@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::dtype::DType;
 use super::store::{ArrayData, ArrayInfo, ArrayStore};
 use crate::vector::gpu::{batch_top_k, Backend, BatchResult};
-use crate::vector::kernels::{hamming, jaccard};
+use crate::vector::kernels::{half_kernels, hamming, jaccard};
 use crate::vector::metric::binary_query;
 use crate::vector::{FloatQuery, Metric, Neighbor, TopK};
 use crate::{Error, Result};
@@ -92,6 +92,22 @@ impl Queries {
                 }
             }
             return;
+        }
+        // float16 rows widened in registers, where the CPU can.
+        if let (DType::F16, Some(kernels)) = (dtype, half_kernels()) {
+            // SAFETY: every bit pattern is a valid u16; align_to only yields the aligned middle part.
+            let (head, halves, tail) = unsafe { data.align_to::<u16>() };
+            if head.is_empty() && tail.is_empty() && cfg!(target_endian = "little") {
+                for (i, v) in halves.chunks_exact(dim).enumerate() {
+                    let ordinal = first + i as u64;
+                    if !skipped(ordinal) {
+                        for (q, top) in self.float.iter().zip(tops.iter_mut()) {
+                            top.push(Neighbor { distance: q.distance_half(v, kernels), ordinal });
+                        }
+                    }
+                }
+                return;
+            }
         }
         let mut push = |ordinal: u64, v: &[f32]| {
             for (q, top) in self.float.iter().zip(tops.iter_mut()) {

@@ -1,5 +1,6 @@
-//! Distance kernels over `f32` slices and bit-packed binary vectors, with the instruction set picked
-//! once at run time: AVX-512F, AVX2 + FMA, NEON, or a portable scalar fallback.
+//! Distance kernels over `f32` slices (the second one also as float16) and bit-packed binary vectors,
+//! with the instruction set picked once at run time: AVX-512F, AVX2 + FMA (+ F16C for float16), NEON,
+//! or a portable scalar fallback.
 //!
 //! Every kernel accumulates in `f32` across several independent lanes; tests compare each instruction
 //! set with a float64 reference.
@@ -47,6 +48,32 @@ pub fn available() -> Vec<Kernels> {
         }
     }
     all
+}
+
+/// The same reductions with the second vector in IEEE half precision (its `f16` bits), for rows
+/// stored as float16: each row is read at its own width and widened in registers.
+#[derive(Debug, Clone, Copy)]
+pub struct HalfKernels {
+    pub isa: &'static str,
+    pub l2_squared: fn(&[f32], &[u16]) -> f32,
+    pub dot: fn(&[f32], &[u16]) -> f32,
+    pub l1: fn(&[f32], &[u16]) -> f32,
+    pub dot_and_norm: fn(&[f32], &[u16]) -> (f32, f32),
+}
+
+/// Half-precision kernels where this CPU widens float16 in registers (x86-64 with AVX2, FMA and F16C);
+/// None elsewhere, where callers widen rows to `f32` first and use [`kernels`].
+pub fn half_kernels() -> Option<&'static HalfKernels> {
+    static SELECTED: OnceLock<Option<HalfKernels>> = OnceLock::new();
+    SELECTED
+        .get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c") {
+                return Some(x86::AVX2_F16C);
+            }
+            None
+        })
+        .as_ref()
 }
 
 // ---- scalar --------------------------------------------------------------------------------------
@@ -102,7 +129,7 @@ fn scalar_dot_and_norm(a: &[f32], b: &[f32]) -> (f32, f32) {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::Kernels;
+    use super::{HalfKernels, Kernels};
 
     pub const AVX2: Kernels = Kernels {
         isa: "avx2+fma",
@@ -256,6 +283,71 @@ mod x86 {
     unsafe fn avx512_dot_and_norm(a: &[f32], b: &[f32]) -> (f32, f32) {
         (avx512_dot(a, b), avx512_norm(a, b))
     }
+
+    pub const AVX2_F16C: HalfKernels = HalfKernels {
+        isa: "avx2+fma+f16c",
+        l2_squared: |a, b| unsafe { half_l2_squared(a, b) },
+        dot: |a, b| unsafe { half_dot(a, b) },
+        l1: |a, b| unsafe { half_l1(a, b) },
+        dot_and_norm: |a, b| unsafe { (half_dot(a, b), half_norm(a, b)) },
+    };
+
+    /// Eight float16 values at `p` widened to f32.
+    #[inline(always)]
+    unsafe fn load_half(p: *const u16) -> __m256 {
+        _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+    }
+
+    macro_rules! half_reduce {
+        ($name:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn $name(a: &[f32], b: &[u16]) -> f32 {
+                assert_eq!(a.len(), b.len(), "vectors of different lengths");
+                let n = a.len();
+                let (pa, pb) = (a.as_ptr(), b.as_ptr());
+                let mut acc0 = _mm256_setzero_ps();
+                let mut acc1 = _mm256_setzero_ps();
+                let mut i = 0;
+                while i + 16 <= n {
+                    {
+                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), load_half(pb.add(i)), acc0);
+                        acc0 = $step;
+                    }
+                    {
+                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i + 8)), load_half(pb.add(i + 8)), acc1);
+                        acc1 = $step;
+                    }
+                    i += 16;
+                }
+                while i + 8 <= n {
+                    let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), load_half(pb.add(i)), acc0);
+                    acc0 = $step;
+                    i += 8;
+                }
+                let mut sum = hsum256(_mm256_add_ps(acc0, acc1));
+                while i < n {
+                    let ($sx, $sy) = (*a.get_unchecked(i), half::f16::from_bits(*b.get_unchecked(i)).to_f32());
+                    sum += $tail;
+                    i += 1;
+                }
+                sum
+            }
+        };
+    }
+
+    half_reduce!(half_l2_squared, |x, y, acc| {
+        let d = _mm256_sub_ps(x, y);
+        _mm256_fmadd_ps(d, d, acc)
+    }, |x, y| (x - y) * (x - y));
+
+    half_reduce!(half_dot, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
+
+    half_reduce!(half_l1, |x, y, acc| {
+        let d = _mm256_sub_ps(x, y);
+        _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
+    }, |x, y| (x - y).abs());
+
+    half_reduce!(half_norm, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
 }
 
 // ---- aarch64 ---------------------------------------------------------------------------------------
@@ -377,6 +469,29 @@ mod tests {
             }
         }
         println!("kernels available: {:?}", sets.iter().map(|k| k.isa).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn half_precision_kernels_match_the_f32_kernels_on_widened_rows() {
+        let Some(half) = half_kernels() else {
+            println!("no half-precision kernels on this CPU: rows are widened to f32 first");
+            return;
+        };
+        let f32s = kernels();
+        for dim in (1..=40).chain([127, 128, 768, 1023]) {
+            let a = values(dim as u64, dim);
+            let bits: Vec<u16> = values(dim as u64 + 7, dim).iter().map(|v| half::f16::from_f32(*v).to_bits()).collect();
+            let b: Vec<f32> = bits.iter().map(|h| half::f16::from_bits(*h).to_f32()).collect();
+            let scale = dim as f64;
+            close((half.l2_squared)(&a, &bits), (f32s.l2_squared)(&a, &b) as f64, scale);
+            close((half.dot)(&a, &bits), (f32s.dot)(&a, &b) as f64, scale);
+            close((half.l1)(&a, &bits), (f32s.l1)(&a, &b) as f64, scale);
+            let (d, n) = (half.dot_and_norm)(&a, &bits);
+            let (want_d, want_n) = (f32s.dot_and_norm)(&a, &b);
+            close(d, want_d as f64, scale);
+            close(n, want_n as f64, scale);
+        }
+        println!("half-precision kernels: {}", half.isa);
     }
 
     #[test]

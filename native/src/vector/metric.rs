@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::kernels::{hamming, jaccard, kernels, Kernels};
+use super::kernels::{hamming, jaccard, kernels, HalfKernels, Kernels};
 use crate::{Error, Result};
 
 /// A distance metric.
@@ -134,16 +134,31 @@ impl FloatQuery {
             Metric::L2 => (k.l2_squared)(&self.vector, v).sqrt(),
             Metric::InnerProduct => -(k.dot)(&self.vector, v),
             Metric::L1 => (k.l1)(&self.vector, v),
-            Metric::Cosine => {
-                let (dot, norm_sq) = (k.dot_and_norm)(&self.vector, v);
-                if norm_sq == 0.0 {
-                    1.0
-                } else {
-                    // Rounding can push the cosine just past ±1; the distance stays in [0, 2].
-                    (1.0 - dot / (self.norm * norm_sq.sqrt())).clamp(0.0, 2.0)
-                }
-            }
+            Metric::Cosine => self.cosine((k.dot_and_norm)(&self.vector, v)),
             Metric::Hamming | Metric::Jaccard => unreachable!("binary metrics are refused in FloatQuery::new"),
+        }
+    }
+
+    /// As [`distance`](Self::distance), to a float16 row (its `f16` bits) through half-precision kernels.
+    #[inline]
+    pub fn distance_half(&self, v: &[u16], k: &HalfKernels) -> f32 {
+        match self.metric {
+            Metric::L2 => (k.l2_squared)(&self.vector, v).sqrt(),
+            Metric::InnerProduct => -(k.dot)(&self.vector, v),
+            Metric::L1 => (k.l1)(&self.vector, v),
+            Metric::Cosine => self.cosine((k.dot_and_norm)(&self.vector, v)),
+            Metric::Hamming | Metric::Jaccard => unreachable!("binary metrics are refused in FloatQuery::new"),
+        }
+    }
+
+    /// The cosine distance from the query's dot product with a row and the row's squared norm.
+    #[inline]
+    fn cosine(&self, (dot, norm_sq): (f32, f32)) -> f32 {
+        if norm_sq == 0.0 {
+            1.0
+        } else {
+            // Rounding can push the cosine just past ±1; the distance stays in [0, 2].
+            (1.0 - dot / (self.norm * norm_sq.sqrt())).clamp(0.0, 2.0)
         }
     }
 }
