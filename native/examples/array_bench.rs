@@ -129,29 +129,35 @@ fn main() {
             .collect(),
     );
     let batched = time_ms(3, || drop(store.top_k("v", Metric::L2, &queries, 10).unwrap())) / queries.len() as f64;
-    // The same rows stored as float16 (half the bytes; converted a row at a time as they are compared).
-    let halves: Vec<u8> = vectors
-        .chunks_exact(4)
-        .flat_map(|b| half::f16::from_f32(f32::from_le_bytes(b.try_into().unwrap())).to_le_bytes())
-        .collect();
-    store.save("h", DType::F16, &vshape, &halves).unwrap();
-    store.top_k("h", Metric::L2, &queries[..1], 10).unwrap();
-    let topk_f16 = median(
-        queries
-            .iter()
-            .map(|q| {
-                let start = Instant::now();
-                drop(store.top_k("h", Metric::L2, std::slice::from_ref(q), 10).unwrap());
-                start.elapsed().as_secs_f64() * 1e3
-            })
-            .collect(),
-    );
+    // The same rows stored as float16 (half the bytes) and quantized to int8 (a quarter), each read at
+    // its own width and widened as it is compared.
+    let floats: Vec<f32> = vectors.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let largest = floats.iter().fold(0f32, |m, v| m.max(v.abs())).max(f32::MIN_POSITIVE);
+    let halves: Vec<u8> = floats.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect();
+    let bytes: Vec<u8> = floats.iter().map(|v| (v / largest * 127.0).round() as i8 as u8).collect();
+    let mut narrow = |name: &str, dtype: DType, data: &[u8]| {
+        store.save(name, dtype, &vshape, data).unwrap();
+        store.top_k(name, Metric::L2, &queries[..1], 10).unwrap();
+        median(
+            queries
+                .iter()
+                .map(|q| {
+                    let start = Instant::now();
+                    drop(store.top_k(name, Metric::L2, std::slice::from_ref(q), 10).unwrap());
+                    start.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        )
+    };
+    let topk_f16 = narrow("h", DType::F16, &halves);
+    let topk_i8 = narrow("b", DType::I8, &bytes);
     let report = serde_json::json!({
         "plain": plain,
         "durable": durable,
         "topk_stream": topk,
         "topk_batched_per_query": batched,
         "topk_f16_stream": topk_f16,
+        "topk_i8_stream": topk_i8,
         "ids": ids,
         "threads": rayon::current_num_threads(),
     });

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::dtype::DType;
 use super::store::{ArrayData, ArrayInfo, ArrayStore};
 use crate::vector::gpu::{batch_top_k, Backend, BatchResult};
-use crate::vector::kernels::{half_kernels, hamming, jaccard};
+use crate::vector::kernels::{byte_kernels, half_kernels, hamming, jaccard, NarrowKernels};
 use crate::vector::metric::binary_query;
 use crate::vector::{FloatQuery, Metric, Neighbor, TopK};
 use crate::{Error, Result};
@@ -93,21 +93,15 @@ impl Queries {
             }
             return;
         }
-        // float16 rows widened in registers, where the CPU can.
-        if let (DType::F16, Some(kernels)) = (dtype, half_kernels()) {
-            // SAFETY: every bit pattern is a valid u16; align_to only yields the aligned middle part.
-            let (head, halves, tail) = unsafe { data.align_to::<u16>() };
-            if head.is_empty() && tail.is_empty() && cfg!(target_endian = "little") {
-                for (i, v) in halves.chunks_exact(dim).enumerate() {
-                    let ordinal = first + i as u64;
-                    if !skipped(ordinal) {
-                        for (q, top) in self.float.iter().zip(tops.iter_mut()) {
-                            top.push(Neighbor { distance: q.distance_half(v, kernels), ordinal });
-                        }
-                    }
-                }
-                return;
-            }
+        // float16 and int8 rows widened in registers, where the CPU can.
+        let widened = match (dtype, half_kernels(), byte_kernels()) {
+            // SAFETY: every bit pattern is a valid u16 / i8; align_to only yields the aligned middle part.
+            (DType::F16, Some(k), _) => self.scan_narrow(unsafe { data.align_to::<u16>() }, k, dim, first, &skipped, tops),
+            (DType::I8, _, Some(k)) => self.scan_narrow(unsafe { data.align_to::<i8>() }, k, dim, first, &skipped, tops),
+            _ => false,
+        };
+        if widened {
+            return;
         }
         let mut push = |ordinal: u64, v: &[f32]| {
             for (q, top) in self.float.iter().zip(tops.iter_mut()) {
@@ -137,6 +131,31 @@ impl Queries {
                 }
             }
         }
+    }
+
+    /// Pushes rows of a narrow type (`parts`: `data` split where it is aligned for it) through kernels that
+    /// widen them in registers; false, leaving it to the caller, when `data` is not aligned.
+    fn scan_narrow<T>(
+        &self,
+        (head, rows, tail): (&[u8], &[T], &[u8]),
+        kernels: &NarrowKernels<T>,
+        dim: usize,
+        first: u64,
+        skipped: &impl Fn(u64) -> bool,
+        tops: &mut [TopK],
+    ) -> bool {
+        if !head.is_empty() || !tail.is_empty() || cfg!(target_endian = "big") {
+            return false;
+        }
+        for (i, v) in rows.chunks_exact(dim).enumerate() {
+            let ordinal = first + i as u64;
+            if !skipped(ordinal) {
+                for (q, top) in self.float.iter().zip(tops.iter_mut()) {
+                    top.push(Neighbor { distance: q.distance_narrow(v, kernels), ordinal });
+                }
+            }
+        }
+        true
     }
 
     /// The k nearest rows of `data` (the rows of `info`) to each query, skipping the sorted rows `skip`.

@@ -50,26 +50,57 @@ pub fn available() -> Vec<Kernels> {
     all
 }
 
-/// The same reductions with the second vector in IEEE half precision (its `f16` bits), for rows
-/// stored as float16: each row is read at its own width and widened in registers.
+/// The same reductions with the second vector stored narrower than `f32` (`T`: float16 bits, or int8
+/// quantized values), for rows stored so: each row is read at its own width and widened in registers.
 #[derive(Debug, Clone, Copy)]
-pub struct HalfKernels {
+pub struct NarrowKernels<T: 'static> {
     pub isa: &'static str,
-    pub l2_squared: fn(&[f32], &[u16]) -> f32,
-    pub dot: fn(&[f32], &[u16]) -> f32,
-    pub l1: fn(&[f32], &[u16]) -> f32,
-    pub dot_and_norm: fn(&[f32], &[u16]) -> (f32, f32),
+    pub l2_squared: fn(&[f32], &[T]) -> f32,
+    pub dot: fn(&[f32], &[T]) -> f32,
+    pub l1: fn(&[f32], &[T]) -> f32,
+    pub dot_and_norm: fn(&[f32], &[T]) -> (f32, f32),
 }
 
-/// Half-precision kernels where this CPU widens float16 in registers (x86-64 with AVX2, FMA and F16C);
-/// None elsewhere, where callers widen rows to `f32` first and use [`kernels`].
+/// Kernels over float16 rows (their `f16` bits).
+pub type HalfKernels = NarrowKernels<u16>;
+/// Kernels over int8 rows.
+pub type ByteKernels = NarrowKernels<i8>;
+
+/// Whether this CPU widens narrow rows in registers (x86-64 with AVX2, FMA and F16C).
+fn widens() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Float16 kernels where this CPU widens in registers; None elsewhere, where callers widen rows to
+/// `f32` first and use [`kernels`].
 pub fn half_kernels() -> Option<&'static HalfKernels> {
     static SELECTED: OnceLock<Option<HalfKernels>> = OnceLock::new();
     SELECTED
         .get_or_init(|| {
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c") {
+            if widens() {
                 return Some(x86::AVX2_F16C);
+            }
+            None
+        })
+        .as_ref()
+}
+
+/// Int8 kernels where this CPU widens in registers; None elsewhere (see [`half_kernels`]).
+pub fn byte_kernels() -> Option<&'static ByteKernels> {
+    static SELECTED: OnceLock<Option<ByteKernels>> = OnceLock::new();
+    SELECTED
+        .get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            if widens() {
+                return Some(x86::AVX2_I8);
             }
             None
         })
@@ -129,7 +160,7 @@ fn scalar_dot_and_norm(a: &[f32], b: &[f32]) -> (f32, f32) {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{HalfKernels, Kernels};
+    use super::{ByteKernels, HalfKernels, Kernels};
 
     pub const AVX2: Kernels = Kernels {
         isa: "avx2+fma",
@@ -292,16 +323,38 @@ mod x86 {
         dot_and_norm: |a, b| unsafe { (half_dot(a, b), half_norm(a, b)) },
     };
 
+    pub const AVX2_I8: ByteKernels = ByteKernels {
+        isa: "avx2+fma",
+        l2_squared: |a, b| unsafe { byte_l2_squared(a, b) },
+        dot: |a, b| unsafe { byte_dot(a, b) },
+        l1: |a, b| unsafe { byte_l1(a, b) },
+        dot_and_norm: |a, b| unsafe { (byte_dot(a, b), byte_norm(a, b)) },
+    };
+
     /// Eight float16 values at `p` widened to f32.
     #[inline(always)]
     unsafe fn load_half(p: *const u16) -> __m256 {
         _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
     }
 
-    macro_rules! half_reduce {
-        ($name:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
+    /// Eight int8 values at `p` widened to f32.
+    #[inline(always)]
+    unsafe fn load_byte(p: *const i8) -> __m256 {
+        _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast())))
+    }
+
+    fn widen_half(v: u16) -> f32 {
+        half::f16::from_bits(v).to_f32()
+    }
+
+    fn widen_byte(v: i8) -> f32 {
+        v as f32
+    }
+
+    macro_rules! narrow_reduce {
+        ($name:ident, $t:ty, $load:ident, $widen:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
             #[target_feature(enable = "avx2,fma,f16c")]
-            unsafe fn $name(a: &[f32], b: &[u16]) -> f32 {
+            unsafe fn $name(a: &[f32], b: &[$t]) -> f32 {
                 assert_eq!(a.len(), b.len(), "vectors of different lengths");
                 let n = a.len();
                 let (pa, pb) = (a.as_ptr(), b.as_ptr());
@@ -310,23 +363,23 @@ mod x86 {
                 let mut i = 0;
                 while i + 16 <= n {
                     {
-                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), load_half(pb.add(i)), acc0);
+                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), $load(pb.add(i)), acc0);
                         acc0 = $step;
                     }
                     {
-                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i + 8)), load_half(pb.add(i + 8)), acc1);
+                        let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i + 8)), $load(pb.add(i + 8)), acc1);
                         acc1 = $step;
                     }
                     i += 16;
                 }
                 while i + 8 <= n {
-                    let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), load_half(pb.add(i)), acc0);
+                    let ($x, $y, $acc) = (_mm256_loadu_ps(pa.add(i)), $load(pb.add(i)), acc0);
                     acc0 = $step;
                     i += 8;
                 }
                 let mut sum = hsum256(_mm256_add_ps(acc0, acc1));
                 while i < n {
-                    let ($sx, $sy) = (*a.get_unchecked(i), half::f16::from_bits(*b.get_unchecked(i)).to_f32());
+                    let ($sx, $sy) = (*a.get_unchecked(i), $widen(*b.get_unchecked(i)));
                     sum += $tail;
                     i += 1;
                 }
@@ -335,19 +388,24 @@ mod x86 {
         };
     }
 
-    half_reduce!(half_l2_squared, |x, y, acc| {
-        let d = _mm256_sub_ps(x, y);
-        _mm256_fmadd_ps(d, d, acc)
-    }, |x, y| (x - y) * (x - y));
+    /// The four reductions over rows of one narrow type.
+    macro_rules! narrow_kernels {
+        ($t:ty, $load:ident, $widen:ident, $l2:ident, $dot:ident, $l1:ident, $norm:ident) => {
+            narrow_reduce!($l2, $t, $load, $widen, |x, y, acc| {
+                let d = _mm256_sub_ps(x, y);
+                _mm256_fmadd_ps(d, d, acc)
+            }, |x, y| (x - y) * (x - y));
+            narrow_reduce!($dot, $t, $load, $widen, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
+            narrow_reduce!($l1, $t, $load, $widen, |x, y, acc| {
+                let d = _mm256_sub_ps(x, y);
+                _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
+            }, |x, y| (x - y).abs());
+            narrow_reduce!($norm, $t, $load, $widen, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
+        };
+    }
 
-    half_reduce!(half_dot, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
-
-    half_reduce!(half_l1, |x, y, acc| {
-        let d = _mm256_sub_ps(x, y);
-        _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
-    }, |x, y| (x - y).abs());
-
-    half_reduce!(half_norm, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
+    narrow_kernels!(u16, load_half, widen_half, half_l2_squared, half_dot, half_l1, half_norm);
+    narrow_kernels!(i8, load_byte, widen_byte, byte_l2_squared, byte_dot, byte_l1, byte_norm);
 }
 
 // ---- aarch64 ---------------------------------------------------------------------------------------
@@ -471,27 +529,35 @@ mod tests {
         println!("kernels available: {:?}", sets.iter().map(|k| k.isa).collect::<Vec<_>>());
     }
 
-    #[test]
-    fn half_precision_kernels_match_the_f32_kernels_on_widened_rows() {
-        let Some(half) = half_kernels() else {
-            println!("no half-precision kernels on this CPU: rows are widened to f32 first");
-            return;
-        };
+    /// Narrow kernels against the f32 kernels over the same rows widened.
+    fn check_narrow<T: Copy>(narrow: &NarrowKernels<T>, narrowed: impl Fn(f32) -> T, widen: impl Fn(T) -> f32) {
         let f32s = kernels();
         for dim in (1..=40).chain([127, 128, 768, 1023]) {
             let a = values(dim as u64, dim);
-            let bits: Vec<u16> = values(dim as u64 + 7, dim).iter().map(|v| half::f16::from_f32(*v).to_bits()).collect();
-            let b: Vec<f32> = bits.iter().map(|h| half::f16::from_bits(*h).to_f32()).collect();
-            let scale = dim as f64;
-            close((half.l2_squared)(&a, &bits), (f32s.l2_squared)(&a, &b) as f64, scale);
-            close((half.dot)(&a, &bits), (f32s.dot)(&a, &b) as f64, scale);
-            close((half.l1)(&a, &bits), (f32s.l1)(&a, &b) as f64, scale);
-            let (d, n) = (half.dot_and_norm)(&a, &bits);
+            let row: Vec<T> = values(dim as u64 + 7, dim).iter().map(|v| narrowed(*v)).collect();
+            let b: Vec<f32> = row.iter().map(|v| widen(*v)).collect();
+            // Both sum the same f32 terms, perhaps in another order: equal to rounding of the sum's size.
+            let same = |got: f32, want: f32| close(got, want as f64, want.abs() as f64 + dim as f64);
+            same((narrow.l2_squared)(&a, &row), (f32s.l2_squared)(&a, &b));
+            same((narrow.dot)(&a, &row), (f32s.dot)(&a, &b));
+            same((narrow.l1)(&a, &row), (f32s.l1)(&a, &b));
+            let (d, n) = (narrow.dot_and_norm)(&a, &row);
             let (want_d, want_n) = (f32s.dot_and_norm)(&a, &b);
-            close(d, want_d as f64, scale);
-            close(n, want_n as f64, scale);
+            same(d, want_d);
+            same(n, want_n);
         }
-        println!("half-precision kernels: {}", half.isa);
+        println!("narrow kernels: {}", narrow.isa);
+    }
+
+    #[test]
+    fn narrow_row_kernels_match_the_f32_kernels_on_widened_rows() {
+        match (half_kernels(), byte_kernels()) {
+            (Some(half), Some(byte)) => {
+                check_narrow(half, |v| half::f16::from_f32(v).to_bits(), |h| half::f16::from_bits(h).to_f32());
+                check_narrow(byte, |v| (v * 127.0).round() as i8, |b| b as f32);
+            }
+            _ => println!("no narrow-row kernels on this CPU: rows are widened to f32 first"),
+        }
     }
 
     #[test]

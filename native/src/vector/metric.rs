@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use super::kernels::{hamming, jaccard, kernels, HalfKernels, Kernels};
+use super::kernels::{hamming, jaccard, kernels, Kernels, NarrowKernels};
 use crate::{Error, Result};
 
 /// A distance metric.
@@ -139,9 +139,10 @@ impl FloatQuery {
         }
     }
 
-    /// As [`distance`](Self::distance), to a float16 row (its `f16` bits) through half-precision kernels.
+    /// As [`distance`](Self::distance), to a row stored narrower than `f32` (float16 bits, int8) through
+    /// kernels that widen it in registers.
     #[inline]
-    pub fn distance_half(&self, v: &[u16], k: &HalfKernels) -> f32 {
+    pub fn distance_narrow<T>(&self, v: &[T], k: &NarrowKernels<T>) -> f32 {
         match self.metric {
             Metric::L2 => (k.l2_squared)(&self.vector, v).sqrt(),
             Metric::InnerProduct => -(k.dot)(&self.vector, v),
