@@ -1149,7 +1149,8 @@ fn batch_rows_arg(batch_rows: jint) -> usize {
 /// Reads data files: every row `filter` passes with `columns` (null: all); with a vector column and
 /// query also each row's `_distance` (k = -1) or only the k nearest rows, nearest first (k > 0),
 /// through the column's vector index where it has one as `ef_search` says (0: default, -1: exact), an exact
-/// search of a file's contiguous vectors on `backend` (null: auto).
+/// search of a file's contiguous vectors on `backend` (null: auto), rows without a vector before the
+/// nearest when `nulls_first`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -1164,6 +1165,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
     k: jlong,
     ef_search: jlong,
     backend: JString<'l>,
+    nulls_first: jboolean,
     batch_rows: jint,
     stream_address: jlong,
 ) {
@@ -1187,6 +1189,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         if !backend.is_null() {
             search.backend = Backend::parse(&string(env, &backend)?)?;
         }
+        search.nulls_first = nulls_first;
         if k == -1 {
             let stream = table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?;
             return export_stream(stream, stream_address);

@@ -1807,7 +1807,7 @@ impl Table {
         let read_schema = schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let output_schema = read_schema.project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let out_schema = Hits::schema_for(&output_schema)?;
-        let empty = || Hits::new(out_schema.clone(), search.k);
+        let empty = || Hits::new(out_schema.clone(), search.wanted());
         let hits = files
             .into_par_iter()
             .enumerate()
@@ -1820,12 +1820,12 @@ impl Table {
                             return Ok(hits);
                         }
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.k, first)
+                        search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.wanted(), first)
                     }
                     // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
                     Prepared::Bits(_) | Prepared::Sparse(_) => {
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_row_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.k, first)
+                        search_row_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.wanted(), first)
                     }
                 }
             })
@@ -1880,7 +1880,7 @@ impl Table {
             }
         };
         let with_vector = &sidecar.validity & &passed;
-        let mut hits = Hits::new(out_schema.clone(), search.k);
+        let mut hits = Hits::new(out_schema.clone(), search.wanted());
         let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
         match self.search_graph(file, id, query, search, &sidecar, &with_vector)? {
             Some(found) => {

@@ -33,6 +33,8 @@ pub struct VectorSearch {
     pub index: IndexUse,
     /// Where an exact search of a file's contiguous vectors runs.
     pub backend: Backend,
+    /// Whether rows without a vector come before the nearest rather than after them.
+    pub nulls_first: bool,
 }
 
 /// How a search may use a column's vector index (HNSW): approximate, with a candidate list of `ef`
@@ -73,9 +75,14 @@ impl IndexUse {
 }
 
 impl VectorSearch {
+    /// How many rows the search returns and where those without a vector go.
+    pub fn wanted(&self) -> Wanted {
+        Wanted { k: self.k, nulls_first: self.nulls_first }
+    }
+
     /// A search that uses the column's index, if any, as [`IndexUse::Default`] says.
     pub fn new(column: impl Into<String>, query: Vec<f32>, metric: Metric, k: usize) -> Self {
-        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default, backend: Backend::Auto }
+        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default, backend: Backend::Auto, nulls_first: false }
     }
 
     /// Checks the search against the schema of what it reads: the column exists and holds float
@@ -222,8 +229,25 @@ struct Key {
     neighbor: Neighbor,
 }
 
-fn key_order(a: &Key, b: &Key) -> std::cmp::Ordering {
-    a.null.cmp(&b.null).then_with(|| result_order(&a.neighbor, &b.neighbor))
+/// Rows without a vector last, or first when `nulls_first`; the others nearest first.
+fn key_order(a: &Key, b: &Key, nulls_first: bool) -> std::cmp::Ordering {
+    let nulls = if nulls_first { b.null.cmp(&a.null) } else { a.null.cmp(&b.null) };
+    nulls.then_with(|| result_order(&a.neighbor, &b.neighbor))
+}
+
+/// How many rows a search returns, and where its rows without a vector (the filter passes them, but
+/// they have no distance) go: after the nearest, completing the answer when fewer than k have a
+/// vector (SQL's `ORDER BY distance NULLS LAST`), or before them (`NULLS FIRST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted {
+    pub k: usize,
+    pub nulls_first: bool,
+}
+
+impl From<usize> for Wanted {
+    fn from(k: usize) -> Wanted {
+        Wanted { k, nulls_first: false }
+    }
 }
 
 /// Rows found so far with their keys, at most k after each compaction.
@@ -233,12 +257,14 @@ pub struct Hits {
     batches: Vec<RecordBatch>,
     keys: Vec<Key>,
     k: usize,
+    nulls_first: bool,
 }
 
 impl Hits {
     /// No rows yet; `schema` is the output's (the projected columns, then `_distance`).
-    pub fn new(schema: SchemaRef, k: usize) -> Self {
-        Hits { schema, batches: Vec::new(), keys: Vec::new(), k }
+    pub fn new(schema: SchemaRef, wanted: impl Into<Wanted>) -> Self {
+        let Wanted { k, nulls_first } = wanted.into();
+        Hits { schema, batches: Vec::new(), keys: Vec::new(), k, nulls_first }
     }
 
     /// The output schema for `projected` columns.
@@ -270,7 +296,8 @@ impl Hits {
     }
 
     /// Adds the rows a search of one block found (`found`, nearest first, ordinals from
-    /// `first_ordinal`), completed, when fewer than k, by rows of `passed` outside `with_vector`.
+    /// `first_ordinal`) and rows of `passed` outside `with_vector`: when fewer than k were found, or
+    /// up to k of them when those go first.
     pub fn add_found(
         &mut self,
         found: Vec<Neighbor>,
@@ -281,10 +308,11 @@ impl Hits {
     ) -> Result<()> {
         let k = self.k;
         let mut keys: Vec<Key> = found.into_iter().take(k).map(|neighbor| Key { null: false, neighbor }).collect();
-        if keys.len() < k {
-            // Fewer than k rows with a vector: rows without one complete the answer.
+        // Rows without a vector complete an answer of fewer than k, or go first.
+        let room = if self.nulls_first { k } else { k - keys.len() };
+        if room > 0 {
             let without = passed & &!with_vector;
-            keys.extend(without.set_indices().take(k - keys.len()).map(|row| Key {
+            keys.extend(without.set_indices().take(room).map(|row| Key {
                 null: true,
                 neighbor: Neighbor { distance: f32::NAN, ordinal: first_ordinal + row as u64 },
             }));
@@ -325,7 +353,7 @@ impl Hits {
     fn compact(&mut self) -> Result<()> {
         let merged = concat_batches(&self.schema, &self.batches)?;
         let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
-        order.sort_by(|a, b| key_order(&self.keys[*a as usize], &self.keys[*b as usize]));
+        order.sort_by(|a, b| key_order(&self.keys[*a as usize], &self.keys[*b as usize], self.nulls_first));
         order.truncate(self.k);
         self.keys = order.iter().map(|i| self.keys[*i as usize]).collect();
         self.batches = vec![take_record_batch(&merged, &UInt32Array::from(order))?];
@@ -375,10 +403,10 @@ pub fn search_batches(
     query: &FloatQuery,
     column: &str,
     filter: Option<&Predicate>,
-    k: usize,
+    wanted: impl Into<Wanted>,
     first_ordinal: u64,
 ) -> Result<Hits> {
-    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, k)?;
+    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, wanted.into())?;
     let mut ordinal = first_ordinal;
     for batch in batches {
         let batch = batch?;
@@ -396,13 +424,13 @@ pub fn search_batches(
 }
 
 /// The vector column's and the output columns' positions in `input`, and no hits yet.
-fn search_setup(input: &Schema, output: &[String], column: &str, k: usize) -> Result<(usize, Vec<usize>, Hits)> {
+fn search_setup(input: &Schema, output: &[String], column: &str, wanted: Wanted) -> Result<(usize, Vec<usize>, Hits)> {
     let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
     let output_indices = output
         .iter()
         .map(|n| input.index_of(n).map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema"))))
         .collect::<Result<Vec<_>>>()?;
-    let hits = Hits::new(Hits::schema_for(&input.project(&output_indices)?)?, k);
+    let hits = Hits::new(Hits::schema_for(&input.project(&output_indices)?)?, wanted);
     Ok((vector_index, output_indices, hits))
 }
 
@@ -415,16 +443,16 @@ pub fn search_row_batches(
     query: &Prepared,
     column: &str,
     filter: Option<&Predicate>,
-    k: usize,
+    wanted: impl Into<Wanted>,
     first_ordinal: u64,
 ) -> Result<Hits> {
-    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, k)?;
+    let (vector_index, output_indices, mut hits) = search_setup(input, output, column, wanted.into())?;
     let mut ordinal = first_ordinal;
     for batch in batches {
         let batch = batch?;
         let (with_vector, passed) = row_candidates(&batch, vector_index, filter)?;
         let distance = row_distance(query, batch.column(vector_index).as_ref())?;
-        let mut top = TopK::new(k);
+        let mut top = TopK::new(hits.k);
         for row in with_vector.set_indices() {
             top.push(Neighbor { distance: distance(row)?, ordinal: ordinal + row as u64 });
         }
@@ -616,6 +644,36 @@ mod tests {
             if !distances.is_null(rank) {
                 assert_eq!(every_d.value(*id as usize), distances.value(rank));
             }
+        }
+    }
+
+    #[test]
+    fn rows_without_a_vector_come_first_when_asked() {
+        let all = table(14, 2, 3); // rows 5 and 12 have null vectors
+        let schema = all.schema();
+        let query = VectorSearch::new("embedding", vec![0.1, 0.2], Metric::L1, 14).prepare(&schema).unwrap();
+        let output = vec!["id".to_owned()];
+        let ids = |k: usize, nulls_first: bool, slices: usize| -> (Vec<i64>, usize) {
+            let rows = 14 / slices;
+            let streams = (0..slices).map(|s| {
+                let part = all.slice(s * rows, if s + 1 == slices { 14 - s * rows } else { rows });
+                search_batches(std::iter::once(Ok(part)), &schema, &output, &query, "embedding", None, Wanted { k, nulls_first }, (s * rows) as u64)
+                    .unwrap()
+            });
+            let found = streams.reduce(|a, b| a.merge(b).unwrap()).unwrap().finish().unwrap();
+            let nulls = found.column(1).null_count();
+            (found.column(0).as_primitive::<Int64Type>().values().to_vec(), nulls)
+        };
+        let (last, _) = ids(14, false, 1);
+        for slices in [1, 2, 7] {
+            // The slow twin: the same rows as NULLS LAST, the two without a vector moved to the front.
+            let (first, nulls) = ids(14, true, slices);
+            assert_eq!(nulls, 2);
+            assert_eq!(&first[..2], &[5, 12], "{slices} slices");
+            assert_eq!(&first[2..], &last[..12], "{slices} slices");
+            assert_eq!(ids(3, true, slices).0, vec![5, 12, last[0]]);
+            assert_eq!(ids(1, true, slices).0, vec![5]);
+            assert_eq!(ids(3, false, slices).0, last[..3].to_vec());
         }
     }
 

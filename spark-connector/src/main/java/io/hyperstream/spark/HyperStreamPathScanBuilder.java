@@ -158,11 +158,12 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     : sparse.isPresent() ? sparse : vectorColumn(call.children()[side]);
             Expression constant = call.children()[1 - side];
             Optional<float[]> query = bits ? constantBits(constant) : sparse.isPresent() ? constantSparse(constant) : constantVector(constant);
-            boolean nullsRight = order.nullOrdering() == NullOrdering.NULLS_LAST
-                    || column.isPresent() && !tableColumns().apply(column.get()).nullable();
-            if (column.isPresent() && query.isPresent() && nullsRight) {
+            // Rows without a vector have a null distance: the native search puts them where the order does.
+            boolean nullsFirst = order.nullOrdering() == NullOrdering.NULLS_FIRST
+                    && column.isPresent() && tableColumns().apply(column.get()).nullable();
+            if (column.isPresent() && query.isPresent()) {
                 return Optional.of(new VectorOption(call.name(), column.get(), query.get(),
-                        VectorFunctions.METRICS.get(call.name()), limit, options.efSearch(), options.backend()));
+                        VectorFunctions.METRICS.get(call.name()), limit, options.efSearch(), options.backend(), nullsFirst));
             }
         }
         return Optional.empty();

@@ -168,8 +168,9 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     }
 
     @Override
-    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
-        return new HyperStreamPathScanBuilder(options, schema);
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scan) {
+        var conf = org.apache.spark.sql.SparkSession.active().conf();
+        return new HyperStreamPathScanBuilder(options.tuned(scan, key -> conf.get(key, null)), schema);
     }
 
     @Override

@@ -34,6 +34,10 @@ import java.util.Map;
  *   <tr><td>vector.search.backend</td><td>where a vector search's exact comparison of a file's vectors runs: auto
  *       (default: a GPU when the library has one compiled in, one answers and the work pays for copying the vectors
  *       over; the CPU otherwise), cpu, cuda or wgpu (the search fails, naming it, when that backend is missing)</td></tr>
+ *   <tr><td colspan="2">The two above also come from a read's options on a catalog table
+ *       ({@code spark.read().option(...).table(...)}) and, where a read does not set them, from the session
+ *       configuration {@code spark.hyperstream.vector.search.ef} / {@code spark.hyperstream.vector.search.backend}
+ *       ({@code SET} in SQL).</td></tr>
  *   <tr><td>vector.&lt;column&gt;.index</td><td>on write: declare an HNSW index on the vector column, as JSON
  *       ({@code {"metric":"l2","m":16,"ef_construction":200}}, every field optional) or {@code hnsw} for the defaults,
  *       built for the files already there without rewriting them; {@code none} drops it. A column that has an index
@@ -46,6 +50,58 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         implements Serializable {
     /** The {@code vector.search.backend} values. */
     static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
+    static final String EF = "vector.search.ef";
+    static final String BACKEND = "vector.search.backend";
+    /** Session configuration prefix of the search tuning a query's read options do not set. */
+    static final String SESSION_PREFIX = "spark.hyperstream.";
+
+    /**
+     * These options with the search tuning ({@code vector.search.ef}, {@code vector.search.backend}) a
+     * read sets: from its options ({@code scan}) first, then the session's {@code
+     * spark.hyperstream.vector.search.*} configuration ({@code conf}: key → value or null), then what
+     * these options already hold. Catalog tables get their read options only here.
+     */
+    PathOptions tuned(Map<String, String> scan, java.util.function.UnaryOperator<String> conf) {
+        String efText = firstOf(get(scan, EF), conf.apply(SESSION_PREFIX + EF));
+        String backendText = firstOf(get(scan, BACKEND), conf.apply(SESSION_PREFIX + BACKEND));
+        String where = get(scan, EF) != null ? "option '" + EF + "'" : SESSION_PREFIX + EF;
+        long ef = efText == null ? efSearch : ef(where, efText);
+        where = get(scan, BACKEND) != null ? "option '" + BACKEND + "'" : SESSION_PREFIX + BACKEND;
+        String on = backendText == null ? backend : backend(where, backendText);
+        VectorOption tunedSearch = search == null ? null
+                : new VectorOption(search.function(), search.column(), search.query(), search.metric(), search.k(), ef, on,
+                        search.nullsFirst());
+        return new PathOptions(path, snapshotId, asOfMillis, vectors, batchRows, storage, tunedSearch, ef, on, indexes, creation,
+                splitRows);
+    }
+
+    private static String firstOf(String a, String b) {
+        return a != null ? a : b;
+    }
+
+    /** A {@code vector.search.ef} value ({@code where} names its source in errors). */
+    private static long ef(String where, String value) {
+        long ef;
+        try {
+            ef = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(where + " must be an integer, got '" + value + "'", e);
+        }
+        if (ef < -1) {
+            throw new IllegalArgumentException(where + " must be a positive candidate list length, -1 for exact search or 0 "
+                    + "for the default, got " + ef);
+        }
+        return ef;
+    }
+
+    /** A {@code vector.search.backend} value ({@code where} names its source in errors). */
+    private static String backend(String where, String value) {
+        String backend = value.trim().toLowerCase(Locale.ROOT);
+        if (!BACKENDS.contains(backend)) {
+            throw new IllegalArgumentException(where + " must be one of " + BACKENDS + ", got '" + value + "'");
+        }
+        return backend;
+    }
 
     /** A {@code vector.<column>.index} value that drops the column's index. */
     static final String NO_INDEX = "none";
@@ -118,18 +174,10 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 searchMetric = value;
             } else if (key.equals("vector.search.k")) {
                 searchK = parse(key, value);
-            } else if (key.equals("vector.search.ef")) {
-                efSearch = parse(key, value);
-                if (efSearch < -1) {
-                    throw new IllegalArgumentException("option 'vector.search.ef' must be a positive candidate list length, "
-                            + "-1 for exact search or 0 for the default, got " + efSearch);
-                }
-            } else if (key.equals("vector.search.backend")) {
-                backend = value.trim().toLowerCase(Locale.ROOT);
-                if (!BACKENDS.contains(backend)) {
-                    throw new IllegalArgumentException("option 'vector.search.backend' must be one of " + BACKENDS
-                            + ", got '" + value + "'");
-                }
+            } else if (key.equals(EF)) {
+                efSearch = ef("option '" + EF + "'", value);
+            } else if (key.equals(BACKEND)) {
+                backend = backend("option '" + BACKEND + "'", value);
             } else if (key.startsWith("vector.") && key.endsWith(".index")) {
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".index".length());
                 indexes.put(column, indexDefinition(value));
@@ -155,7 +203,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             throw new IllegalArgumentException("a vector search needs both vector.search.column and vector.search.query");
         }
         VectorOption search = searchColumn == null ? null
-                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend);
+                : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend, false);
         return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, backend, indexes,
                 creation, splitRows);
     }

@@ -11,9 +11,11 @@ import java.util.Arrays;
  * {@code query} by the native {@code metric}, from a pushed {@code ORDER BY <distance> LIMIT k} or the
  * {@code vector.search.*} read options. {@code function} names what Spark called it (for plans);
  * {@code efSearch} is how the column's HNSW index is used (see {@link VectorSearch#efSearch()}), {@code
- * backend} where an exact comparison runs (see {@link VectorSearch#backend()}).
+ * backend} where an exact comparison runs (see {@link VectorSearch#backend()}), {@code nullsFirst} whether
+ * rows without a vector come before the nearest ({@code ORDER BY ... NULLS FIRST}).
  */
-record VectorOption(String function, String column, float[] query, String metric, long k, long efSearch, String backend)
+record VectorOption(String function, String column, float[] query, String metric, long k, long efSearch, String backend,
+        boolean nullsFirst)
         implements Serializable {
     VectorOption {
         requireNonNull(function, "function");
@@ -24,7 +26,7 @@ record VectorOption(String function, String column, float[] query, String metric
     }
 
     VectorSearch toSearch() {
-        return new VectorSearch(column, query, metric, k, efSearch, backend);
+        return new VectorSearch(column, query, metric, k, efSearch, backend, nullsFirst);
     }
 
     @Override
@@ -32,6 +34,7 @@ record VectorOption(String function, String column, float[] query, String metric
         String shown = query.length <= 4 ? Arrays.toString(query) : "[" + query.length + " values]";
         String index = efSearch == VectorSearch.EF_DEFAULT ? "" : efSearch == VectorSearch.EXACT ? " exact" : " ef=" + efSearch;
         String where = backend.equals(VectorSearch.AUTO) ? "" : " on " + backend;
-        return "nativeTopK=" + k + " by " + function + "(" + column + ", " + shown + ")" + index + where;
+        return "nativeTopK=" + k + " by " + function + "(" + column + ", " + shown + ")" + index + where
+                + (nullsFirst ? " nulls first" : "");
     }
 }

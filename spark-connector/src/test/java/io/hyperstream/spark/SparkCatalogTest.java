@@ -64,6 +64,37 @@ class SparkCatalogTest {
         List<Long> nearest = sql("SELECT id FROM lake.vec.items ORDER BY hyperstream.l2_distance(embedding, array(7.0, 1.0, -7.0, 2.0)) LIMIT 3")
                 .stream().map(r -> r.getLong(0)).toList();
         assertEquals(7L, nearest.get(0));
+        // Search tuning on a catalog table: the session configuration, and a read's options over it.
+        String top = "SELECT id FROM %s ORDER BY hyperstream.l2_distance(embedding, array(7.0, 1.0, -7.0, 2.0)) LIMIT 3";
+        java.util.function.Function<String, String> plan = from -> spark.sql(String.format(top, from)).queryExecution()
+                .executedPlan().toString();
+        try {
+            sql("SET spark.hyperstream.vector.search.ef = -1");
+            sql("SET spark.hyperstream.vector.search.backend = cpu");
+            assertTrue(plan.apply("lake.vec.items").contains("[7.0, 1.0, -7.0, 2.0]) exact on cpu"), plan.apply("lake.vec.items"));
+            assertEquals(nearest, sql(String.format(top, "lake.vec.items")).stream().map(r -> r.getLong(0)).toList());
+            spark.read().option("vector.search.ef", "10").table("lake.vec.items").createOrReplaceTempView("tuned_items");
+            assertTrue(plan.apply("tuned_items").contains("-7.0, 2.0]) ef=10 on cpu"), "a read's option wins: " + plan.apply("tuned_items"));
+            sql("SET spark.hyperstream.vector.search.ef = -5");
+            Exception badConf = assertThrows(Exception.class, () -> sql(String.format(top, "lake.vec.items")));
+            assertTrue(LocalSpark.messages(badConf).contains("spark.hyperstream.vector.search.ef must be a positive candidate list length"),
+                    LocalSpark.messages(badConf));
+        } finally {
+            spark.conf().unset("spark.hyperstream.vector.search.ef");
+            spark.conf().unset("spark.hyperstream.vector.search.backend");
+        }
+        // A row without a vector: ASC puts its null distance first in Spark, and so does the pushed search.
+        sql("INSERT INTO lake.vec.items VALUES (1000, NULL)");
+        assertTrue(plan.apply("lake.vec.items").contains("nulls first"), plan.apply("lake.vec.items"));
+        List<Row> withNull = sql(String.format(top.replace("SELECT id", "SELECT id, hyperstream.l2_distance(embedding, "
+                + "array(7.0, 1.0, -7.0, 2.0)) AS d"), "lake.vec.items"));
+        assertEquals(List.of(1000L, 7L), withNull.stream().limit(2).map(r -> r.getLong(0)).toList());
+        assertTrue(withNull.get(0).isNullAt(1) && withNull.get(1).getDouble(1) == 0.0, withNull.toString());
+        String last = "SELECT id FROM lake.vec.items ORDER BY hyperstream.l2_distance(embedding, array(7.0, 1.0, -7.0, 2.0)) "
+                + "NULLS LAST LIMIT 301";
+        List<Row> nullLast = sql(last);
+        assertEquals(1000L, nullLast.get(300).getLong(0));
+        assertFalse(spark.sql(last).queryExecution().executedPlan().toString().contains("nulls first"));
         Exception bad = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.vec.items SET TBLPROPERTIES ('vector.embedding.index' = '{\"m\":1}')"));
         assertTrue(LocalSpark.messages(bad).contains("table property 'vector.embedding.index': ") && LocalSpark.messages(bad).contains("m must be between 2 and 128"), LocalSpark.messages(bad));
         bad = assertThrows(Exception.class, () -> sql("ALTER TABLE lake.vec.items SET TBLPROPERTIES ('vector.id.index' = 'hnsw')"));
@@ -72,7 +103,7 @@ class SparkCatalogTest {
         sql("ALTER TABLE lake.vec.items UNSET TBLPROPERTIES ('vector.embedding.index')");
         assertEquals(null, index.get());
         assertEquals(null, shown.get());
-        assertEquals(300L, sql("SELECT count(*) FROM lake.vec.items").get(0).getLong(0));
+        assertEquals(301L, sql("SELECT count(*) FROM lake.vec.items").get(0).getLong(0));
     }
 
     @Test

@@ -413,14 +413,15 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return Optional.empty();
         }
         SortItem item = sortItems.get(0);
-        SortOrder nearestFirst = distance.negated() ? SortOrder.DESC_NULLS_LAST : SortOrder.ASC_NULLS_LAST;
-        if (!distance.columnHandle().equals(assignments.get(item.getName())) || item.getSortOrder() != nearestFirst) {
+        // Rows without a vector have a null distance: the native search puts them first or last, as the order says.
+        SortOrder order = item.getSortOrder();
+        if (!distance.columnHandle().equals(assignments.get(item.getName())) || order.isAscending() == distance.negated()) {
             return Optional.empty();
         }
         if (handle.topK() > 0 && handle.topK() <= topNCount) {
             return Optional.empty();
         }
-        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount), true, false));
+        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst()), true, false));
     }
 
     /**

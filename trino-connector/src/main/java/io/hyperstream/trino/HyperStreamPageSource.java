@@ -109,7 +109,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         VectorDistance distance = handle.distance();
         if (handle.topK() > 0) {
             return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch)
-                    .withBackend(backend), batchRows);
+                    .withBackend(backend).withNullsFirst(handle.nullsFirst()), batchRows);
         }
         if (distance != null && columns.stream().anyMatch(c -> c.ordinal() < 0)) {
             return stored.scanWithDistances(allocator, files, names, filter, distance.search(1), batchRows);

@@ -35,6 +35,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("expressions") List<String> expressions,
         @JsonProperty("distance") VectorDistance distance,
         @JsonProperty("topK") long topK,
+        @JsonProperty("nullsFirst") boolean nullsFirst,
         @JsonProperty("limit") long limit,
         @JsonProperty("countStar") boolean countStar,
         @JsonProperty("pruning") String pruning)
@@ -52,42 +53,43 @@ public record HyperStreamTableHandle(
 
     static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId, boolean travel) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId, travel,
-                TupleDomain.all(), List.of(), null, 0, 0, false, null);
+                TupleDomain.all(), List.of(), null, 0, false, 0, false, null);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, false, TupleDomain.all(), List.of(), null, 0, 0, false, null);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, false, TupleDomain.all(), List.of(), null, 0, false, 0, false, null);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
-                newConstraint, newExpressions, distance, topK, limit, countStar, null);
+                newConstraint, newExpressions, distance, topK, nullsFirst, limit, countStar, null);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
-                constraint, expressions, newDistance, topK, limit, countStar, pruning);
+                constraint, expressions, newDistance, topK, nullsFirst, limit, countStar, pruning);
     }
 
-    HyperStreamTableHandle withTopK(long k) {
+    /** The same reading only the {@code k} rows nearest by the distance, those without one first or last. */
+    HyperStreamTableHandle withTopK(long k, boolean first) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
-                constraint, expressions, distance, k, limit, countStar, pruning);
+                constraint, expressions, distance, k, first, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId, travel,
-                constraint, expressions, distance, topK, rows, countStar, pruning);
+                constraint, expressions, distance, topK, nullsFirst, rows, countStar, pruning);
     }
 
     HyperStreamTableHandle withCountStar() {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
-                constraint, expressions, distance, topK, limit, true, pruning);
+                constraint, expressions, distance, topK, nullsFirst, limit, true, pruning);
     }
 
     /** The same with what the native explain says of the filtered read (EXPLAIN shows it). */
     HyperStreamTableHandle withPruning(String newPruning) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
-                constraint, expressions, distance, topK, limit, countStar, newPruning);
+                constraint, expressions, distance, topK, nullsFirst, limit, countStar, newPruning);
     }
 
     /** The native filter of everything pushed: the constraint and the expression; null for none. */
@@ -138,7 +140,7 @@ public record HyperStreamTableHandle(
             parts.add("distance=" + distance);
         }
         if (topK > 0) {
-            parts.add("nativeTopK=" + topK + " nearest by " + distance.function());
+            parts.add("nativeTopK=" + topK + " nearest by " + distance.function() + (nullsFirst ? " nulls first" : ""));
         }
         if (limit > 0) {
             parts.add("limit=" + limit);

@@ -104,7 +104,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         List<Type> types = columns.stream().map(HyperStreamColumnHandle::type).toList();
         return TableFunctionAnalysis.builder()
                 .returnedType(Descriptor.descriptor(names, types))
-                .handle(new Handle(table.withDistance(distance).withTopK(k), columns))
+                .handle(new Handle(table.withDistance(distance).withTopK(k, false), columns))
                 .build();
     }
 

@@ -245,6 +245,14 @@ class TestVectorPushdown {
                 assertEquals((Double) all.get(i).getField(1), (Double) pushed.get(i).getField(1), 1e-5, function + " rank " + i);
             }
         }
+        // A row without a vector: its null distance goes where the order says, in the native top-k too.
+        runner.execute("INSERT INTO terms VALUES (1000, NULL)");
+        for (String nulls : List.of("NULLS FIRST", "NULLS LAST")) {
+            String sql = "SELECT id, lake.system.l1_distance(terms, " + query + ") AS d FROM terms ORDER BY d " + nulls + " LIMIT 3";
+            assertThat(assertions.query(sql)).isFullyPushedDown();
+            List<MaterializedRow> rows = runner.execute(sql).getMaterializedRows();
+            assertEquals(nulls.equals("NULLS FIRST"), rows.get(0).getField(0).equals(1000L), nulls + ": " + rows);
+        }
         // The definitions, by hand: (1, 2) at positions 0 and 2 against 3 at position 2.
         MaterializedRow row = runner.execute("SELECT lake.system.euclidean_distance(v, q), lake.system.dot_product(v, q), "
                 + "lake.system.l1_distance(v, q), lake.system.cosine_distance(v, q) FROM (VALUES (CAST(ROW(ARRAY[0, 2], "

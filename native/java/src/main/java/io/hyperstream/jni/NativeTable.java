@@ -261,7 +261,7 @@ public final class NativeTable extends NativeHandle {
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, null, null, null, 0, 0, null, batchRows, address)));
+                filter, null, null, null, 0, 0, null, false, batchRows, address)));
     }
 
     /**
@@ -272,7 +272,7 @@ public final class NativeTable extends NativeHandle {
     public ArrowReader scanWithDistances(BufferAllocator allocator, String[] dataFiles, String[] columns,
             String filter, VectorSearch search, int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, search.column(), search.query(), search.metric(), -1, 0, null, batchRows, address)));
+                filter, search.column(), search.query(), search.metric(), -1, 0, null, false, batchRows, address)));
     }
 
     /**
@@ -288,7 +288,7 @@ public final class NativeTable extends NativeHandle {
             VectorSearch search, int batchRows) {
         return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
                 filter, search.column(), search.query(), search.metric(), search.k(), search.efSearch(),
-                search.backend(), batchRows, address)));
+                search.backend(), search.nullsFirst(), batchRows, address)));
     }
 
     /**
@@ -605,7 +605,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native void readFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
             String vectorColumn, float[] query, String metric, long k, long efSearch, String backend,
-            int batchRows, long streamAddress);
+            boolean nullsFirst, int batchRows, long streamAddress);
 
     private static native long createVectorIndexNative(long handle, String column, String definition);
 

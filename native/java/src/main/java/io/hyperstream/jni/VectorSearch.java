@@ -24,8 +24,13 @@ import java.util.Objects;
  * for copying its vectors over; the CPU otherwise), {@code cpu}, {@code cuda} or {@code wgpu}
  * (an error of the search when that backend is not compiled in or no device answers). Every
  * backend gives the same answer; see {@link NativeLibrary#gpuBackends()}.
+ *
+ * <p>Rows the filter passes that have no vector have no distance: they complete an answer of fewer
+ * than k rows, after the nearest (SQL's {@code NULLS LAST}), or, with {@code nullsFirst}, come
+ * before them, up to k ({@code NULLS FIRST}).
  */
-public record VectorSearch(String column, float[] query, String metric, long k, long efSearch, String backend) {
+public record VectorSearch(String column, float[] query, String metric, long k, long efSearch, String backend,
+        boolean nullsFirst) {
     /** Name of the column a search appends: the distance from the query, smaller is nearer. */
     public static final String DISTANCE_COLUMN = "_distance";
     /** {@link #efSearch()}: the library's default use of the index. */
@@ -37,12 +42,17 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
 
     /** A search that uses the column's index as the library picks. */
     public VectorSearch(String column, float[] query, String metric, long k) {
-        this(column, query, metric, k, EF_DEFAULT, AUTO);
+        this(column, query, metric, k, EF_DEFAULT, AUTO, false);
     }
 
     /** A search that uses the column's index as {@code efSearch} says, on the backend the library picks. */
     public VectorSearch(String column, float[] query, String metric, long k, long efSearch) {
-        this(column, query, metric, k, efSearch, AUTO);
+        this(column, query, metric, k, efSearch, AUTO, false);
+    }
+
+    /** A search with rows without a vector after the nearest. */
+    public VectorSearch(String column, float[] query, String metric, long k, long efSearch, String backend) {
+        this(column, query, metric, k, efSearch, backend, false);
     }
 
     public VectorSearch {
@@ -64,12 +74,17 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
 
     /** This search with another {@link #efSearch()}. */
     public VectorSearch withEfSearch(long ef) {
-        return new VectorSearch(column, query, metric, k, ef, backend);
+        return new VectorSearch(column, query, metric, k, ef, backend, nullsFirst);
     }
 
     /** This search on another {@link #backend()}. */
     public VectorSearch withBackend(String name) {
-        return new VectorSearch(column, query, metric, k, efSearch, name);
+        return new VectorSearch(column, query, metric, k, efSearch, name, nullsFirst);
+    }
+
+    /** This search with rows without a vector before ({@code true}) or after the nearest. */
+    public VectorSearch withNullsFirst(boolean first) {
+        return new VectorSearch(column, query, metric, k, efSearch, backend, first);
     }
 
     @Override
@@ -81,18 +96,19 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
     public boolean equals(Object o) {
         return o instanceof VectorSearch other && column.equals(other.column) && Arrays.equals(query, other.query)
                 && metric.equals(other.metric) && k == other.k && efSearch == other.efSearch
-                && backend.equals(other.backend);
+                && backend.equals(other.backend) && nullsFirst == other.nullsFirst;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(column, Arrays.hashCode(query), metric, k, efSearch, backend);
+        return Objects.hash(column, Arrays.hashCode(query), metric, k, efSearch, backend, nullsFirst);
     }
 
     @Override
     public String toString() {
         String index = efSearch == EF_DEFAULT ? "" : efSearch == EXACT ? " exact" : " ef " + efSearch;
         String where = backend.equals(AUTO) ? "" : " on " + backend;
-        return metric + "(" + column + ", " + Arrays.toString(query) + ") top " + k + index + where;
+        return metric + "(" + column + ", " + Arrays.toString(query) + ") top " + k + index + where
+                + (nullsFirst ? " nulls first" : "");
     }
 }
