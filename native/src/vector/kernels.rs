@@ -66,45 +66,23 @@ pub type HalfKernels = NarrowKernels<u16>;
 /// Kernels over int8 rows.
 pub type ByteKernels = NarrowKernels<i8>;
 
-/// Whether this CPU widens narrow rows in registers (x86-64 with AVX2, FMA and F16C).
-fn widens() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// Float16 kernels where this CPU widens in registers; None elsewhere, where callers widen rows to
-/// `f32` first and use [`kernels`].
+/// Float16 kernels where this CPU widens in registers (x86-64 with AVX2, FMA and F16C); None elsewhere,
+/// where callers widen rows to `f32` first and use [`kernels`].
 pub fn half_kernels() -> Option<&'static HalfKernels> {
     static SELECTED: OnceLock<Option<HalfKernels>> = OnceLock::new();
-    SELECTED
-        .get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            if widens() {
-                return Some(x86::AVX2_F16C);
-            }
-            None
-        })
-        .as_ref()
+    #[cfg(target_arch = "x86_64")]
+    return SELECTED.get_or_init(|| x86::widens().then_some(x86::AVX2_F16C)).as_ref();
+    #[cfg(not(target_arch = "x86_64"))]
+    SELECTED.get_or_init(|| None).as_ref()
 }
 
 /// Int8 kernels where this CPU widens in registers; None elsewhere (see [`half_kernels`]).
 pub fn byte_kernels() -> Option<&'static ByteKernels> {
     static SELECTED: OnceLock<Option<ByteKernels>> = OnceLock::new();
-    SELECTED
-        .get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            if widens() {
-                return Some(x86::AVX2_I8);
-            }
-            None
-        })
-        .as_ref()
+    #[cfg(target_arch = "x86_64")]
+    return SELECTED.get_or_init(|| x86::widens().then_some(x86::AVX2_I8)).as_ref();
+    #[cfg(not(target_arch = "x86_64"))]
+    SELECTED.get_or_init(|| None).as_ref()
 }
 
 // ---- scalar --------------------------------------------------------------------------------------
@@ -193,63 +171,6 @@ mod x86 {
         _mm_cvtss_f32(s)
     }
 
-    macro_rules! avx2_reduce {
-        ($name:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
-            #[target_feature(enable = "avx2,fma")]
-            unsafe fn $name(a: &[f32], b: &[f32]) -> f32 {
-                assert_eq!(a.len(), b.len(), "vectors of different lengths");
-                let n = a.len();
-                let (pa, pb) = (a.as_ptr(), b.as_ptr());
-                let mut acc0 = _mm256_setzero_ps();
-                let mut acc1 = _mm256_setzero_ps();
-                let mut i = 0;
-                while i + 16 <= n {
-                    {
-                        let $x = _mm256_loadu_ps(pa.add(i));
-                        let $y = _mm256_loadu_ps(pb.add(i));
-                        let $acc = acc0;
-                        acc0 = $step;
-                    }
-                    {
-                        let $x = _mm256_loadu_ps(pa.add(i + 8));
-                        let $y = _mm256_loadu_ps(pb.add(i + 8));
-                        let $acc = acc1;
-                        acc1 = $step;
-                    }
-                    i += 16;
-                }
-                while i + 8 <= n {
-                    let $x = _mm256_loadu_ps(pa.add(i));
-                    let $y = _mm256_loadu_ps(pb.add(i));
-                    let $acc = acc0;
-                    acc0 = $step;
-                    i += 8;
-                }
-                let mut sum = hsum256(_mm256_add_ps(acc0, acc1));
-                while i < n {
-                    let ($sx, $sy) = (*a.get_unchecked(i), *b.get_unchecked(i));
-                    sum += $tail;
-                    i += 1;
-                }
-                sum
-            }
-        };
-    }
-
-    avx2_reduce!(avx2_l2_squared, |x, y, acc| {
-        let d = _mm256_sub_ps(x, y);
-        _mm256_fmadd_ps(d, d, acc)
-    }, |x, y| (x - y) * (x - y));
-
-    avx2_reduce!(avx2_dot, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
-
-    avx2_reduce!(avx2_l1, |x, y, acc| {
-        let d = _mm256_sub_ps(x, y);
-        // Clearing the sign bit is |d|.
-        _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
-    }, |x, y| (x - y).abs());
-
-    avx2_reduce!(avx2_norm, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
 
     #[target_feature(enable = "avx2,fma")]
     unsafe fn avx2_dot_and_norm(a: &[f32], b: &[f32]) -> (f32, f32) {
@@ -315,6 +236,11 @@ mod x86 {
         (avx512_dot(a, b), avx512_norm(a, b))
     }
 
+    /// Whether this CPU runs the narrow-row kernels.
+    pub fn widens() -> bool {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
+    }
+
     pub const AVX2_F16C: HalfKernels = HalfKernels {
         isa: "avx2+fma+f16c",
         l2_squared: |a, b| unsafe { half_l2_squared(a, b) },
@@ -351,9 +277,11 @@ mod x86 {
         v as f32
     }
 
-    macro_rules! narrow_reduce {
-        ($name:ident, $t:ty, $load:ident, $widen:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
-            #[target_feature(enable = "avx2,fma,f16c")]
+    /// One reduction over 8-lane AVX2 registers, two accumulators, the second slice's elements of type
+    /// `$t` loaded 8 at a time as f32 by `$load` (the tail one at a time by `$widen`).
+    macro_rules! reduce {
+        ($feature:literal, $name:ident, $t:ty, $load:ident, $widen:ident, |$x:ident, $y:ident, $acc:ident| $step:expr, |$sx:ident, $sy:ident| $tail:expr) => {
+            #[target_feature(enable = $feature)]
             unsafe fn $name(a: &[f32], b: &[$t]) -> f32 {
                 assert_eq!(a.len(), b.len(), "vectors of different lengths");
                 let n = a.len();
@@ -388,24 +316,35 @@ mod x86 {
         };
     }
 
-    /// The four reductions over rows of one narrow type.
-    macro_rules! narrow_kernels {
-        ($t:ty, $load:ident, $widen:ident, $l2:ident, $dot:ident, $l1:ident, $norm:ident) => {
-            narrow_reduce!($l2, $t, $load, $widen, |x, y, acc| {
+    /// The four reductions over rows of one element type.
+    macro_rules! kernel_set {
+        ($feature:literal, $t:ty, $load:ident, $widen:ident, $l2:ident, $dot:ident, $l1:ident, $norm:ident) => {
+            reduce!($feature, $l2, $t, $load, $widen, |x, y, acc| {
                 let d = _mm256_sub_ps(x, y);
                 _mm256_fmadd_ps(d, d, acc)
             }, |x, y| (x - y) * (x - y));
-            narrow_reduce!($dot, $t, $load, $widen, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
-            narrow_reduce!($l1, $t, $load, $widen, |x, y, acc| {
+            reduce!($feature, $dot, $t, $load, $widen, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
+            reduce!($feature, $l1, $t, $load, $widen, |x, y, acc| {
                 let d = _mm256_sub_ps(x, y);
                 _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
             }, |x, y| (x - y).abs());
-            narrow_reduce!($norm, $t, $load, $widen, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
+            reduce!($feature, $norm, $t, $load, $widen, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
         };
     }
 
-    narrow_kernels!(u16, load_half, widen_half, half_l2_squared, half_dot, half_l1, half_norm);
-    narrow_kernels!(i8, load_byte, widen_byte, byte_l2_squared, byte_dot, byte_l1, byte_norm);
+    /// Eight f32 values at `p`.
+    #[inline(always)]
+    unsafe fn load_f32(p: *const f32) -> __m256 {
+        _mm256_loadu_ps(p)
+    }
+
+    fn widen_f32(v: f32) -> f32 {
+        v
+    }
+
+    kernel_set!("avx2,fma", f32, load_f32, widen_f32, avx2_l2_squared, avx2_dot, avx2_l1, avx2_norm);
+    kernel_set!("avx2,fma,f16c", u16, load_half, widen_half, half_l2_squared, half_dot, half_l1, half_norm);
+    kernel_set!("avx2,fma", i8, load_byte, widen_byte, byte_l2_squared, byte_dot, byte_l1, byte_norm);
 }
 
 // ---- aarch64 ---------------------------------------------------------------------------------------
