@@ -41,7 +41,7 @@ import java.util.Optional;
  * {@code l1_distance(array(double), array(double))} (Manhattan distance); {@code
  * hamming_distance(varbinary, varbinary)} (differing bits) and {@code jaccard_distance(varbinary,
  * varbinary)} (1 − shared set bits / bits set in either, 0 when neither has one) over bit-packed
- * vectors; and over a sparse vector column ({@code row(indices array(integer), values array(real))}:
+ * vectors; and over a sparse vector column ({@code row(indices array(integer), "values" array(real))}:
  * the positions, from 0 and increasing, of the non-zero elements and their values) and a sparse query
  * written as a map from position to value ({@code MAP(ARRAY[3, 7], ARRAY[0.5, -1.25])}), {@code
  * euclidean_distance}, {@code cosine_distance}, {@code dot_product} and {@code l1_distance}, as Trino's
@@ -53,9 +53,11 @@ final class VectorFunctions implements FunctionProvider {
     /** The schema the functions live in (beside the {@code vector_search} table function). */
     static final String SCHEMA = "system";
 
+    private static final ArrayType INTEGERS = new ArrayType(INTEGER);
+    private static final ArrayType REALS = new ArrayType(REAL);
+
     /** A sparse vector column's type. */
-    static final RowType SPARSE = RowType.from(List.of(RowType.field("indices", new ArrayType(INTEGER)),
-            RowType.field("values", new ArrayType(REAL))));
+    static final RowType SPARSE = RowType.from(List.of(RowType.field("indices", INTEGERS), RowType.field("values", REALS)));
 
     /** A sparse query: position → value. */
     static final MapType SPARSE_QUERY = new MapType(INTEGER, DOUBLE, new TypeOperators());
@@ -147,8 +149,8 @@ final class VectorFunctions implements FunctionProvider {
             if (indices.isNull(row) || values.isNull(row)) {
                 throw new IllegalArgumentException("sparse vector has null indices or values");
             }
-            int[] positions = ints(new ArrayType(INTEGER).getObject(indices, row));
-            double[] numbers = doubles(new ArrayType(REAL).getObject(values, row), REAL);
+            int[] positions = ints(INTEGERS.getObject(indices, row));
+            double[] numbers = doubles(REALS.getObject(values, row), REAL);
             SparseQuery q = SparseQuery.of(query);
             double distance = Distances.sparse(metric, positions, numbers, q.positions(), q.values());
             // dot_product is the dot product itself; the native metric is its negation.
