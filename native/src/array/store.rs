@@ -26,8 +26,6 @@ use crate::{Error, Result};
 const CATALOG: &str = "arrays.json";
 const LOCK: &str = ".lock";
 const FORMAT: u32 = 1;
-/// The longest array name, in bytes.
-const MAX_NAME: usize = 255;
 
 /// How a store writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -173,14 +171,6 @@ impl Drop for WriterLock<'_> {
     }
 }
 
-fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
-        return Err(Error::invalid(format!(
-            "bad array name {name:?}: names are 1 to {MAX_NAME} bytes without control characters"
-        )));
-    }
-    Ok(())
-}
 
 fn check_row_shape(row_shape: &[u64]) -> Result<()> {
     if let Some(d) = row_shape.iter().position(|&d| d == 0) {
@@ -207,7 +197,7 @@ pub(crate) fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u
 
 /// The description of a new array `name` with rows of `row_shape` from `parts`, checked.
 pub(crate) fn new_array(name: &str, dtype: DType, row_shape: &[u64], parts: &[&[u8]]) -> Result<ArrayInfo> {
-    check_name(name)?;
+    crate::storage::names::check_name("array", name)?;
     check_row_shape(row_shape)?;
     let mut info = ArrayInfo { name: name.to_string(), dtype, shape: [&[0], row_shape].concat() };
     for part in parts {

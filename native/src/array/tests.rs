@@ -200,7 +200,8 @@ fn refused_changes_name_the_problem_and_leave_every_file_as_it_was() {
     assert!(err(store.load("missing")).contains("not found: array 'missing'"));
     assert!(err(store.save("b", DType::F32, &[3, 4], &rows)).contains("shape [3, 4] has 3 rows but 160 bytes hold 10"));
     assert!(err(store.save("b", DType::F32, &[10, 0], &[])).contains("dimension 1 of the shape is 0"));
-    assert!(err(store.save("", DType::F32, &[10, 4], &rows)).contains("bad array name"));
+    assert!(err(store.save("", DType::F32, &[10, 4], &rows)).contains("array name \"\" is not allowed"));
+    assert!(err(store.save("../up", DType::F32, &[10, 4], &rows)).contains("path separator"));
     // Arrow input of the wrong kind.
     let strings = arrow::array::StringArray::from(vec!["x"]);
     assert!(from_column(&strings, None).unwrap_err().to_string().contains("cannot be stored"));

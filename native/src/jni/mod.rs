@@ -237,6 +237,21 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_summarizeStream<'l>
     })
 }
 
+// ---- io.hyperstream.jni.CatalogRoot ------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_CatalogRoot_checkNameNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    kind: JString<'l>,
+    name: JString<'l>,
+) {
+    entry(&mut env, |env| {
+        let kind = string(env, &kind)?;
+        Ok(crate::storage::names::check_name(&kind, &string(env, &name)?)?)
+    })
+}
+
 // ---- io.hyperstream.jni.SampleTable ------------------------------------------------------------
 
 #[unsafe(no_mangle)]

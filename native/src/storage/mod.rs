@@ -14,6 +14,8 @@ use url::Url;
 use crate::runtime::block_on;
 use crate::{Error, Result};
 
+pub mod names;
+
 /// A table location and the store behind it. Paths given to its methods are relative to the
 /// location, `/`-separated (`metadata/v1.metadata.json`).
 #[derive(Debug, Clone)]

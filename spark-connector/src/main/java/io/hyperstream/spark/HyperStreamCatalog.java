@@ -1,6 +1,8 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.CatalogRoot;
+import io.hyperstream.jni.InvalidArgumentException;
 import io.hyperstream.jni.LocalFiles;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
@@ -14,7 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.stream.Stream;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
@@ -31,6 +33,7 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.errors.QueryCompilationErrors;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -48,17 +51,19 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code CREATE NAMESPACE}, {@code CREATE TABLE ... USING hyperstream} (vector columns by the table
  * property {@code vector.<column>.dimension}), CTAS, {@code INSERT INTO}, {@code SELECT ... VERSION AS
  * OF <snapshot id>} / {@code TIMESTAMP AS OF}, {@code DESCRIBE}, {@code SHOW TABLES} and {@code DROP
- * TABLE} work in SQL (local directories for now).
+ * TABLE} work in SQL (local directories for now). Every namespace and table name is checked by
+ * {@link CatalogRoot} before it becomes a path; a refused one fails as Spark's own error for a bad
+ * name and changes nothing.
  */
 public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces {
     private String name = "hyperstream";
-    private Path root;
+    private CatalogRoot root;
 
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
         this.name = name;
         String dir = options.get("root");
-        this.root = dir == null || dir.isBlank() ? null : Path.of(dir).toAbsolutePath();
+        this.root = dir == null || dir.isBlank() ? null : new CatalogRoot(Path.of(dir));
     }
 
     @Override
@@ -83,7 +88,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     // ---- namespaces: the directories under the root
 
-    private Path root() {
+    private CatalogRoot root() {
         if (root == null) {
             throw new UnsupportedOperationException("catalog " + name + " has no tables: set spark.sql.catalog." + name
                     + ".root to a directory to keep HyperStream tables in it");
@@ -91,32 +96,30 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         return root;
     }
 
+    /**
+     * Runs {@code resolve}, a name turned into a path by {@link CatalogRoot}; a refused name fails as
+     * Spark's own error for a bad table or namespace name, the reason attached.
+     */
+    private static <T> T checked(String name, Supplier<T> resolve) {
+        try {
+            return resolve.get();
+        } catch (InvalidArgumentException refused) {
+            Throwable error = QueryCompilationErrors.invalidNameForTableOrDatabaseError(name);
+            error.addSuppressed(refused);
+            throw error instanceof RuntimeException runtime ? runtime : new IllegalArgumentException(refused.getMessage(), error);
+        }
+    }
+
     private Path namespaceDir(String[] namespace) throws NoSuchNamespaceException {
-        if (namespace.length != 1 || root == null || !Files.isDirectory(root.resolve(namespace[0]))) {
+        if (namespace.length != 1 || root == null || !checked(namespace[0], () -> root.namespaceExists(namespace[0]))) {
             throw new NoSuchNamespaceException(namespace);
         }
-        return root.resolve(namespace[0]);
-    }
-
-    private static List<Path> children(Path dir) {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (Stream<Path> paths = Files.list(dir)) {
-            return paths.filter(Files::isDirectory).sorted().toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException("listing " + dir, e);
-        }
-    }
-
-    private static boolean isTable(Path dir) {
-        return Files.isDirectory(dir.resolve("metadata"));
+        return root.namespace(namespace[0]);
     }
 
     @Override
     public String[][] listNamespaces() {
-        return root == null ? new String[0][] : children(root).stream().filter(p -> !isTable(p))
-                .map(p -> new String[] {p.getFileName().toString()}).toArray(String[][]::new);
+        return root == null ? new String[0][] : root.namespaces().stream().map(n -> new String[] {n}).toArray(String[][]::new);
     }
 
     @Override
@@ -139,7 +142,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             throw new IllegalArgumentException("HyperStream namespaces are one level deep (a directory under the root), got "
                     + String.join(".", namespace));
         }
-        Path dir = root().resolve(namespace[0]);
+        Path dir = checked(namespace[0], () -> root().namespace(namespace[0]));
         if (Files.exists(dir)) {
             throw new NamespaceAlreadyExistsException(namespace);
         }
@@ -155,10 +158,11 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         throw new UnsupportedOperationException("HyperStream namespaces have no properties to alter");
     }
 
+    /** Without CASCADE, a namespace directory that holds anything at all (a file too) is not dropped. */
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
         Path dir = namespaceDir(namespace);
-        if (!cascade && !children(dir).isEmpty()) {
+        if (!cascade && !CatalogRoot.isEmpty(dir)) {
             throw new NonEmptyNamespaceException(namespace);
         }
         LocalFiles.deleteTree(dir);
@@ -167,18 +171,18 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     // ---- tables: the table directories of a namespace
 
+    /** The table's directory, checked, or null when the identifier cannot name a table of this catalog. */
     private Path tableDir(Identifier ident) {
         if (root == null || ident.namespace().length != 1) {
             return null;
         }
-        return root.resolve(ident.namespace()[0]).resolve(ident.name());
+        return checked(ident.namespace()[0] + "." + ident.name(), () -> root.table(ident.namespace()[0], ident.name()));
     }
 
     @Override
     public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-        Path dir = namespaceDir(namespace);
-        return children(dir).stream().filter(HyperStreamCatalog::isTable)
-                .map(p -> Identifier.of(namespace, p.getFileName().toString())).toArray(Identifier[]::new);
+        namespaceDir(namespace);
+        return root.tables(namespace[0]).stream().map(t -> Identifier.of(namespace, t)).toArray(Identifier[]::new);
     }
 
     @Override
@@ -200,7 +204,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     private Table load(Identifier ident, Map<String, String> travel) throws NoSuchTableException {
         Path dir = tableDir(ident);
-        if (dir == null || !isTable(dir)) {
+        if (dir == null || !CatalogRoot.isTable(dir)) {
             throw new NoSuchTableException(ident);
         }
         Map<String, String> options = new HashMap<>(travel);
@@ -266,7 +270,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     @Override
     public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
         Path dir = tableDir(ident);
-        if (dir == null || !isTable(dir)) {
+        if (dir == null || !CatalogRoot.isTable(dir)) {
             throw new NoSuchTableException(ident);
         }
         // Every change is checked before the first is committed (each commits on its own).
@@ -346,7 +350,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     @Override
     public boolean dropTable(Identifier ident) {
         Path dir = tableDir(ident);
-        if (dir == null || !isTable(dir)) {
+        if (dir == null || !CatalogRoot.isTable(dir)) {
             return false;
         }
         LocalFiles.deleteTree(dir);

@@ -2,8 +2,12 @@ package io.hyperstream.trino;
 
 import static io.trino.spi.StandardErrorCode.CONFIGURATION_INVALID;
 
+import io.hyperstream.jni.CatalogRoot;
 import io.trino.spi.TrinoException;
+import io.trino.spi.connector.SchemaTableName;
+import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -22,7 +26,7 @@ import java.util.TreeSet;
  * </table>
  */
 record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, long splitRows, int batchRows,
-        java.util.Optional<java.nio.file.Path> root) {
+        Optional<CatalogRoot> root) {
     static final String SAMPLE_ROWS = "hyperstream.sample.rows";
     static final String SAMPLE_DIMENSION = "hyperstream.sample.dimension";
     static final String SAMPLE_SEED = "hyperstream.sample.seed";
@@ -47,13 +51,22 @@ record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, 
         if (dimension < 1 || dimension > Integer.MAX_VALUE) {
             throw new TrinoException(CONFIGURATION_INVALID, SAMPLE_DIMENSION + " must be positive, got " + dimension);
         }
-        java.util.Optional<java.nio.file.Path> root = java.util.Optional.ofNullable(properties.get(ROOT))
-                .map(String::trim).filter(r -> !r.isEmpty()).map(java.nio.file.Path::of);
+        Optional<Path> root = Optional.ofNullable(properties.get(ROOT)).map(String::trim).filter(r -> !r.isEmpty()).map(Path::of);
         if (root.isPresent() && !java.nio.file.Files.isDirectory(root.get())) {
             throw new TrinoException(CONFIGURATION_INVALID, ROOT + " is not a directory: " + root.get());
         }
         return new HyperStreamConfig(parse(properties, SAMPLE_ROWS, 100_000), (int) dimension,
-                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows, root);
+                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows, root.map(CatalogRoot::new));
+    }
+
+    /** The directory of schema {@code schema} (which may not exist), when this catalog has a root. */
+    Optional<Path> schema(String schema) {
+        return root.map(r -> HyperStreamErrorCode.named(() -> r.namespace(schema)));
+    }
+
+    /** The directory of stored table {@code name} when it exists. */
+    Optional<Path> storedTable(SchemaTableName name) {
+        return root.flatMap(r -> HyperStreamErrorCode.named(() -> r.existingTable(name.getSchemaName(), name.getTableName())));
     }
 
     private static long parse(Map<String, String> properties, String key, long fallback) {

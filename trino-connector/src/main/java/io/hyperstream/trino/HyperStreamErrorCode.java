@@ -3,6 +3,7 @@ package io.hyperstream.trino;
 import static io.trino.spi.ErrorType.EXTERNAL;
 import static io.trino.spi.ErrorType.INTERNAL_ERROR;
 import static io.trino.spi.ErrorType.USER_ERROR;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.hyperstream.jni.CommitConflictException;
 import io.hyperstream.jni.CorruptDataException;
@@ -61,6 +62,19 @@ public enum HyperStreamErrorCode implements ErrorCodeSupplier {
             return call.get();
         } catch (HyperStreamException e) {
             throw translate(e);
+        }
+    }
+
+    /**
+     * Runs {@code resolve}, a schema or table name turned into a path by {@link io.hyperstream.jni.CatalogRoot};
+     * a name the catalog refuses fails as Trino's connectors fail an identifier they cannot take
+     * ({@code NOT_SUPPORTED}), saying why.
+     */
+    public static <T> T named(Supplier<T> resolve) {
+        try {
+            return resolve.get();
+        } catch (InvalidArgumentException refused) {
+            throw new TrinoException(NOT_SUPPORTED, refused.getMessage(), refused);
         }
     }
 }

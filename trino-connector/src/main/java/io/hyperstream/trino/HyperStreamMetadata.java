@@ -1,11 +1,13 @@
 package io.hyperstream.trino;
 
+import static io.hyperstream.trino.HyperStreamErrorCode.named;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.airlift.slice.Slice;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.ArrayStore;
+import io.hyperstream.jni.CatalogRoot;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
 import io.trino.spi.TrinoException;
@@ -41,7 +43,6 @@ import io.trino.spi.predicate.TupleDomain;
 import io.trino.spi.statistics.ComputedStatistics;
 import io.trino.spi.type.DoubleType;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -51,7 +52,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -107,31 +107,18 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public List<String> listSchemaNames(ConnectorSession session) {
         List<String> schemas = new ArrayList<>(List.of(SAMPLE_SCHEMA));
-        config.root().ifPresent(root -> directories(root).stream()
+        config.root().ifPresent(root -> root.namespaces().stream()
                 .filter(name -> !name.equals(SAMPLE_SCHEMA)).forEach(schemas::add));
         return schemas;
     }
 
-    private static List<String> directories(Path dir) {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
-        try (Stream<Path> children = Files.list(dir)) {
-            return children.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted().toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException("listing " + dir, e);
-        }
-    }
-
     /** The schema's directory when it holds an array store: its arrays are the schema's tables. */
     private Optional<Path> arrayStore(String schema) {
-        return config.root().map(root -> root.resolve(schema)).filter(ArrayTables::isStore);
+        return config.schema(schema).filter(ArrayTables::isStore);
     }
 
     private Optional<Path> tableLocation(SchemaTableName name) {
-        return config.root()
-                .map(root -> root.resolve(name.getSchemaName()).resolve(name.getTableName()))
-                .filter(location -> Files.isDirectory(location.resolve("metadata")));
+        return config.storedTable(name);
     }
 
     @Override
@@ -253,9 +240,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                 ArrayTables.names(arrays.get()).forEach(array -> tables.add(new SchemaTableName(schema, array)));
                 continue;
             }
-            config.root().ifPresent(root -> directories(root.resolve(schema)).stream()
+            config.root().ifPresent(root -> named(() -> root.tables(schema)).stream()
                     .map(table -> new SchemaTableName(schema, table))
-                    .filter(name -> tableLocation(name).isPresent())
                     .forEach(tables::add));
         }
         return tables;
@@ -462,16 +448,15 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     }
 
     private Path schemaDirectory(String schema) {
-        Path root = config.root().orElseThrow(() -> new TrinoException(NOT_SUPPORTED,
+        return config.schema(schema).orElseThrow(() -> new TrinoException(NOT_SUPPORTED,
                 "this catalog has no hyperstream.root: it holds only the sample schema"));
-        return root.resolve(schema);
     }
 
     @Override
     public void createSchema(ConnectorSession session, String schemaName, Map<String, Object> properties,
             io.trino.spi.security.TrinoPrincipal owner) {
         Path dir = schemaDirectory(schemaName);
-        if (schemaName.equals(SAMPLE_SCHEMA) || Files.isDirectory(dir)) {
+        if (schemaName.equals(SAMPLE_SCHEMA) || Files.exists(dir)) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_ALREADY_EXISTS, "schema " + schemaName + " already exists");
         }
         try {
@@ -481,10 +466,14 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         }
     }
 
+    /** Without CASCADE, a schema directory that holds anything at all (a file too) is not dropped. */
     @Override
     public void dropSchema(ConnectorSession session, String schemaName, boolean cascade) {
         Path dir = schemaDirectory(schemaName);
-        if (!cascade && !directories(dir).isEmpty()) {
+        if (schemaName.equals(SAMPLE_SCHEMA) || !Files.isDirectory(dir) || CatalogRoot.isTable(dir)) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + schemaName + " does not exist");
+        }
+        if (!cascade && !CatalogRoot.isEmpty(dir)) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_EMPTY, "schema " + schemaName + " is not empty");
         }
         deleteTree(dir);
@@ -538,7 +527,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         if (ArrayTables.isStore(dir)) {
             throw new TrinoException(NOT_SUPPORTED, "schema " + name.getSchemaName() + " is an array store: its tables are its arrays");
         }
-        return dir.resolve(name.getTableName()).toString();
+        return named(() -> config.root().orElseThrow().table(name.getSchemaName(), name.getTableName())).toString();
     }
 
     /** ALTER TABLE ADD COLUMN: a nullable column, last; rows written before read it as null. */

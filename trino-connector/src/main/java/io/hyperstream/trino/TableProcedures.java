@@ -13,8 +13,6 @@ import io.trino.spi.procedure.Procedure.Argument;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -164,12 +162,7 @@ final class TableProcedures {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name and table_name are required");
         }
         SchemaTableName name = new SchemaTableName(schema, table);
-        Path root = config.root().orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
-                "this catalog has no hyperstream.root, so it holds no table " + name));
-        Path location = root.resolve(name.getSchemaName()).resolve(name.getTableName());
-        if (!Files.isDirectory(location.resolve("metadata"))) {
-            throw new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist");
-        }
-        return location.toString();
+        return config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
+                "table " + name + " does not exist")).toString();
     }
 }

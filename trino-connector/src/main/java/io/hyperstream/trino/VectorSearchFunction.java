@@ -29,7 +29,6 @@ import io.trino.spi.function.table.ScalarArgumentSpecification;
 import io.trino.spi.function.table.TableFunctionAnalysis;
 import io.trino.spi.type.ArrayType;
 import io.trino.spi.type.Type;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,9 +81,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "unknown metric '" + metric + "': use l2, cosine, inner_product or l1");
         }
         float[] query = query((Block) value(arguments, "QUERY"));
-        Path location = config.root().map(root -> root.resolve(name.getSchemaName()).resolve(name.getTableName()))
-                .filter(dir -> Files.isDirectory(dir.resolve("metadata")))
-                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
+        Path location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
         long snapshot = nativeCall(() -> {
             try (NativeTable table = NativeTable.load(location.toString(), Map.of())) {
                 return table.currentSnapshotId();

@@ -50,7 +50,7 @@ class TestArrayTables {
             arrays.importNpy("scratch", npy(root.resolve("scratch.npy"), "<u8", "(2,)", big.array()).toString());
         }
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("arrays").build()).build();
-        runner.installPlugin(new HyperStreamPlugin());
+        IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString(), "hyperstream.split-rows", "1000"));
     }
 

@@ -39,7 +39,7 @@ class TestCrossEngineScenario {
         DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
         try {
-            runner.installPlugin(new HyperStreamPlugin());
+            IsolatedPlugin.install(runner);
             runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
             assertEquals(spark.get("written"), checksums(runner, ""), "Trino reads exactly the rows Spark wrote");
             assertEquals(List.of(100_000.0, 100_000.0 * 99_999 / 2), spark.get("written").subList(0, 2));

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.jar.JarFile;
+import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,9 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Runs against the plugin JAR (the POM puts it on the test class path in place of the classes), in
- * Trino's own distributed query runner. {@link TestPluginIsolation} covers the JAR alone in Trino's
- * plugin class loader.
+ * Runs the plugin directory the build laid out, loaded as a server loads it ({@link IsolatedPlugin}),
+ * in Trino's own distributed query runner. {@link TestPluginIsolation} drives the same plugin through
+ * the SPI alone.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TestHyperStreamConnector {
@@ -40,8 +41,7 @@ class TestHyperStreamConnector {
     void startTrino() throws Exception {
         Session session = testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build();
         runner = DistributedQueryRunner.builder(session).setWorkerCount(1).build();
-        plugin = new HyperStreamPlugin();
-        runner.installPlugin(plugin);
+        plugin = IsolatedPlugin.install(runner);
         runner.createCatalog("hyperstream", "hyperstream", Map.of(
                 "hyperstream.sample.rows", String.valueOf(ROWS),
                 "hyperstream.sample.dimension", String.valueOf(DIM),
@@ -129,24 +129,41 @@ class TestHyperStreamConnector {
     }
 
     @Test
-    void thePluginJarCarriesTheLibraryAndLoadsIt() throws Exception {
-        String jar = IsolatedPlugin.jar().toString();
-        try (JarFile file = new JarFile(jar)) {
-            assertNotNull(file.getEntry("native/linux-x86_64/libhyperstream.so"));
-            assertNotNull(file.getEntry("META-INF/services/io.trino.spi.Plugin"));
-            assertNull(file.getEntry("io/trino/spi/Plugin.class"), "the SPI comes from Trino");
-        }
+    void thePluginDirectoryHoldsItsDependenciesAndNotTrinosOwn() throws Exception {
+        List<String> jars = IsolatedPlugin.jars().stream().map(p -> p.getFileName().toString()).toList();
+        // The zip unpacks to the very directory the tests load.
         try (ZipFile zip = new ZipFile(System.getProperty("hyperstream.plugin.zip"))) {
-            assertNotNull(zip.getEntry("hyperstream/" + Path.of(jar).getFileName()), "plugin zip layout");
+            assertEquals(jars.stream().map(j -> "hyperstream/" + j).sorted().toList(), zip.stream().map(ZipEntry::getName)
+                    .filter(n -> n.endsWith(".jar")).sorted().toList(), "plugin zip layout");
         }
+        Path pluginJar = IsolatedPlugin.directory().resolve(only(jars, "hyperstream-trino-"));
+        try (JarFile file = new JarFile(pluginJar.toFile())) {
+            assertNotNull(file.getEntry("META-INF/services/io.trino.spi.Plugin"));
+        }
+        try (JarFile file = new JarFile(IsolatedPlugin.directory().resolve(only(jars, "hyperstream-jni-")).toFile())) {
+            assertNotNull(file.getEntry("native/linux-x86_64/libhyperstream.so"));
+        }
+        // What Trino lends every plugin stays out; Jackson comes at one version, with Blackbird beside it.
+        assertTrue(jars.stream().noneMatch(j -> j.startsWith("trino-spi") || j.startsWith("jackson-annotations")
+                || j.startsWith("slice-")), jars.toString());
+        String databind = only(jars, "jackson-databind-");
+        String blackbird = only(jars, "jackson-module-blackbird-");
+        assertEquals(databind.substring("jackson-databind-".length()), blackbird.substring("jackson-module-blackbird-".length()));
+
         query("SELECT count(*) FROM items");
-        Class<?> loader = Class.forName("io.hyperstream.jni.NativeLibrary");
+        Class<?> loader = plugin.getClass().getClassLoader().loadClass("io.hyperstream.jni.NativeLibrary");
         Path source = Path.of(loader.getProtectionDomain().getCodeSource().getLocation().toURI());
-        assertEquals(Path.of(jar).toRealPath(), source.toRealPath(), "classes come from the plugin JAR");
+        assertEquals(IsolatedPlugin.directory().toRealPath(), source.toRealPath().getParent(), "classes come from the plugin directory");
         String loadedFrom = (String) loader.getMethod("loadedFrom").invoke(null);
         assertTrue(loadedFrom.startsWith("jar:file:") && loadedFrom.endsWith("!/native/linux-x86_64/libhyperstream.so"),
                 loadedFrom);
         assertFalse(System.getProperty("java.library.path").contains("target/release"));
+    }
+
+    private static String only(List<String> jars, String prefix) {
+        List<String> matching = jars.stream().filter(j -> j.startsWith(prefix)).toList();
+        assertEquals(1, matching.size(), prefix + " in " + jars);
+        return matching.get(0);
     }
 
     private static String messages(Throwable e) {

@@ -40,7 +40,7 @@ class TestStoredTables {
             table.append(allocator, sample.scan(allocator, 1000, 1500, 400, null));
         }
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
-        runner.installPlugin(new HyperStreamPlugin());
+        IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
     }
 

@@ -74,7 +74,7 @@ class TestVectorPushdown {
         root = Files.createTempDirectory("hyperstream-vectors");
         writeTable(root.resolve("db").resolve("docs").toString());
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
-        runner.installPlugin(new HyperStreamPlugin());
+        IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
         assertions = new QueryAssertions(runner);
     }

@@ -43,7 +43,7 @@ public final class TopKBenchmark {
         java.nio.file.Files.createDirectories(root);
         try (DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("lake").setSchema("db").build()).build()) {
-            runner.installPlugin(new HyperStreamPlugin());
+            IsolatedPlugin.install(runner);
             runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
             runner.createCatalog("hyperstream", "hyperstream", Map.of("hyperstream.sample.rows", Long.toString(rows),
                     "hyperstream.sample.dimension", Integer.toString(DIM)));

@@ -25,7 +25,7 @@ public final class TrinoDemo {
     public static void main(String[] args) throws Exception {
         try (DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build()).build()) {
-            runner.installPlugin(new HyperStreamPlugin());
+            IsolatedPlugin.install(runner);
             runner.createCatalog("hyperstream", "hyperstream", Map.of(
                     "hyperstream.sample.rows", "100000",
                     "hyperstream.sample.dimension", "4",
