@@ -112,6 +112,15 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return schemas;
     }
 
+    /** A schema name the catalog refuses fails here, before Trino plans anything on it. */
+    @Override
+    public boolean schemaExists(ConnectorSession session, String schemaName) {
+        if (schemaName.equals(SAMPLE_SCHEMA)) {
+            return true;
+        }
+        return config.root().isPresent() && named(() -> config.root().get().namespaceExists(schemaName));
+    }
+
     /** The schema's directory when it holds an array store: its arrays are the schema's tables. */
     private Optional<Path> arrayStore(String schema) {
         return config.schema(schema).filter(ArrayTables::isStore);

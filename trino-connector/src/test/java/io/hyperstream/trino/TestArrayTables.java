@@ -7,13 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hyperstream.jni.ArrayStore;
+import io.hyperstream.jni.NpyFiles;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
-import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -44,26 +43,14 @@ class TestArrayTables {
         }
         ByteBuffer big = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(-1L).putLong(7);
         try (ArrayStore arrays = ArrayStore.open(store.toString())) {
-            arrays.importNpy("emb", npy(root.resolve("emb.npy"), "<f4", "(" + ROWS + ", 3)", emb.array()).toString());
-            arrays.importNpy("labels", npy(root.resolve("labels.npy"), "|u1", "(" + ROWS + ",)", labels.array()).toString());
-            arrays.importNpy("big", npy(root.resolve("big.npy"), "<u8", "(2,)", big.array()).toString());
-            arrays.importNpy("scratch", npy(root.resolve("scratch.npy"), "<u8", "(2,)", big.array()).toString());
+            arrays.importNpy("emb", NpyFiles.write(root.resolve("emb.npy"), "<f4", "(" + ROWS + ", 3)", emb.array()).toString());
+            arrays.importNpy("labels", NpyFiles.write(root.resolve("labels.npy"), "|u1", "(" + ROWS + ",)", labels.array()).toString());
+            arrays.importNpy("big", NpyFiles.write(root.resolve("big.npy"), "<u8", "(2,)", big.array()).toString());
+            arrays.importNpy("scratch", NpyFiles.write(root.resolve("scratch.npy"), "<u8", "(2,)", big.array()).toString());
         }
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("arrays").build()).build();
         IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString(), "hyperstream.split-rows", "1000"));
-    }
-
-    /** A numpy {@code .npy} (version 1) file: the header dictionary padded to 64 bytes, then the data. */
-    private static Path npy(Path path, String descr, String shape, byte[] data) throws IOException {
-        String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-        int unpadded = 10 + dict.length() + 1;
-        String header = dict + " ".repeat((64 - unpadded % 64) % 64) + "\n";
-        ByteBuffer out = ByteBuffer.allocate(10 + header.length() + data.length).order(ByteOrder.LITTLE_ENDIAN);
-        out.put((byte) 0x93).put("NUMPY".getBytes(StandardCharsets.US_ASCII)).put((byte) 1).put((byte) 0);
-        out.putShort((short) header.length()).put(header.getBytes(StandardCharsets.US_ASCII)).put(data);
-        Files.write(path, out.array());
-        return path;
     }
 
     @AfterAll
