@@ -5,7 +5,9 @@
 #
 #   build   (default) native library in release mode, then the JNI binding, the shaded Spark JAR and
 #           the Trino plugin (trino-connector/target/hyperstream-trino-plugin-*.zip), tests skipped
-#   test    every test: Rust (cargo), the GPU backends compiled, JNI, Spark and Trino (Maven Surefire)
+#   test    every test: Rust (cargo), the GPU backends compiled, JNI, Spark and Trino (Maven Surefire), and
+#           the deployment tiers: Spark executors in their own JVMs (spark-submit to local-cluster), the
+#           Trino plugin zip in real server processes (one node, then a coordinator and a worker)
 #   demo    build, then query native rows through a local Spark and an in-process Trino
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
 #           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
@@ -140,10 +142,10 @@ case "$command" in
       trino-connector/target/hyperstream-trino-plugin-*.zip | grep -v original-
     ;;
   test)
-    step "test Python: numpy (the clustered vectors of the HNSW recall test), pyiceberg (interop) and moto (the S3 server of the object-store tests) in target/test-venv"
-    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow, moto.server" 2>/dev/null; then
+    step "test Python: numpy (the clustered vectors of the HNSW recall test), pyiceberg (interop), moto (the S3 server of the object-store tests) and pyspark (the spark-submit of the Spark cluster tier) in target/test-venv"
+    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow, moto.server, pyspark" 2>/dev/null; then
       python3 -m venv target/test-venv
-      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0" "moto[server]==5.2.5"
+      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0" "moto[server]==5.2.5" "pyspark==4.1.1"
     fi
     target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
     export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"

@@ -1,0 +1,153 @@
+"""The Spark half of the deployment tier: HyperStream as a Spark user runs it on a cluster.
+
+Run by spark-submit with the connector JAR shipped by --jars and executors in JVMs of their own
+(SparkClusterTest runs it on local-cluster[2,1,1024]: a standalone master and two workers):
+
+    spark-submit --master <master> --jars hyperstream-spark-<version>.jar \
+        --conf spark.sql.catalog.lake=io.hyperstream.spark.HyperStreamCatalog \
+        --conf spark.sql.catalog.lake.root=<root> \
+        tests/spark_cluster_scenario.py <root> <scratch directory>
+
+It writes, reads, filters (pushed), searches (a pushed top-k, checked against a brute-force search
+in Python over the rows read back), deletes, fills and reads an array store, and makes one write's
+task fail on every attempt: nothing of that write is committed and no file of it is left. It ends by
+printing SCENARIO PASSED; any failed check raises.
+"""
+import math
+import os
+import sys
+import time
+
+from pyspark.sql import SparkSession
+from pyspark.errors import PySparkException
+from py4j.protocol import Py4JJavaError
+
+QUERY = [0.5, 0.25, 0.75, 1.0]
+ROWS = 4000
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def plan(spark, sql):
+    return spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+
+
+def files_under(path):
+    found = set()
+    for folder, _, names in os.walk(path):
+        found.update(os.path.relpath(os.path.join(folder, name), path) for name in names)
+    return found
+
+
+def cosine(v, q):
+    dot = sum(a * b for a, b in zip(v, q))
+    return 1 - dot / math.sqrt(sum(a * a for a in v) * sum(b * b for b in q))
+
+
+def await_executors(spark, wanted):
+    """The executors are JVMs of their own, registered with the driver: wait for both."""
+    tracker = spark.sparkContext._jsc.sc()
+    deadline = time.time() + 180
+    while tracker.getExecutorIds().size() < wanted:
+        check(time.time() < deadline, f"only {tracker.getExecutorIds().size()} of {wanted} executors registered")
+        time.sleep(0.5)
+
+
+def tables_writes_and_reads(spark, root):
+    spark.sql("CREATE NAMESPACE lake.db")
+    spark.sql("CREATE TABLE lake.db.items (id BIGINT NOT NULL, category STRING, embedding ARRAY<FLOAT>) "
+              "USING hyperstream TBLPROPERTIES ('vector.embedding.dimension' = '4')")
+    # Four tasks over two executors: each task writes its data file natively in its executor's JVM.
+    spark.sql(f"INSERT INTO lake.db.items SELECT id, concat('c', id % 10), array(CAST(id % 97 AS FLOAT) / 97, "
+              f"CAST(id % 89 AS FLOAT) / 89, CAST(id % 83 AS FLOAT) / 83, 1.0) FROM range(0, {ROWS}, 1, 4)")
+    total = spark.sql("SELECT count(*), sum(id) FROM lake.db.items").collect()[0]
+    check((total[0], total[1]) == (ROWS, ROWS * (ROWS - 1) // 2), f"rows written: {total}")
+    # The same table by path, through the DataFrame API.
+    by_path = spark.read.format("hyperstream").load(os.path.join(root, "db", "items"))
+    check(by_path.where("category = 'c4'").count() == ROWS // 10, "a path read with a filter")
+
+
+def pushed_filter_and_top_k(spark):
+    sql = "SELECT count(*), sum(id) FROM lake.db.items WHERE id BETWEEN 1000 AND 2999 AND category IN ('c3', 'c7')"
+    passing = [x for x in range(1000, 3000) if x % 10 in (3, 7)]
+    got = spark.sql(sql).collect()[0]
+    check((got[0], got[1]) == (len(passing), sum(passing)), f"filtered rows: {got}")
+    scan = plan(spark, sql)
+    check("filter=" in scan and "Filter " not in scan, "the filter is pushed whole into the native scan:\n" + scan)
+
+    vector = "array(" + ", ".join(str(x) for x in QUERY) + ")"
+    top = f"SELECT id, lake.cosine_distance(embedding, {vector}) AS d FROM lake.db.items ORDER BY d LIMIT 5"
+    pushed = plan(spark, top)
+    check("nativeTopK=5 by cosine_distance" in pushed, "the top-k is pushed:\n" + pushed)
+    check_nearest(spark, top, 5)
+
+
+def check_nearest(spark, sql, k):
+    """The rows of sql are the k nearest of the table, by a brute-force search over every row read back."""
+    rows = spark.sql(sql).collect()
+    every = spark.sql("SELECT id, embedding FROM lake.db.items").collect()
+    expected = sorted((cosine(r["embedding"], QUERY), r["id"]) for r in every)
+    kth = expected[k - 1][0]
+    check(len(rows) == k, f"{len(rows)} rows, not {k}")
+    by_id = {i: d for d, i in expected}
+    previous = -1.0
+    for row in rows:
+        d = row["d"]
+        check(abs(d - by_id[row["id"]]) < 1e-5, f"distance of {row['id']}: {d} vs {by_id[row['id']]}")
+        check(previous - 1e-9 <= d <= kth + 1e-5, f"nearest first, within the k-th ({kth}): {rows}")
+        previous = d
+
+
+def deletes(spark):
+    spark.sql("DELETE FROM lake.db.items WHERE id < 500")
+    check(spark.sql("SELECT count(*) FROM lake.db.items").collect()[0][0] == ROWS - 500, "rows after DELETE")
+    vector = "array(" + ", ".join(str(x) for x in QUERY) + ")"
+    check_nearest(spark, f"SELECT id, lake.cosine_distance(embedding, {vector}) AS d FROM lake.db.items "
+                         f"ORDER BY d LIMIT 7", 7)
+
+
+def arrays(spark, scratch):
+    store = os.path.join(scratch, "store")
+    rows = spark.range(0, 3000, 1, 3).selectExpr("array(float(id), float(id * 2), float(-id)) AS value")
+    rows.write.format("hyperstream").option("array", "emb").mode("append").save(store)
+    emb = spark.read.format("hyperstream").option("array", "emb").option("split.rows", 400).load(store)
+    check(emb.rdd.getNumPartitions() == 8, f"3000 rows in splits of 400: {emb.rdd.getNumPartitions()}")
+    check(emb.count() == 3000, "array rows")
+    check(emb.where("value[0] != float(index) OR value[1] != float(index * 2)").count() == 0, "array values by row")
+
+
+def a_failing_task_commits_nothing(spark, root):
+    table = os.path.join(root, "db", "items")
+    before = files_under(table)
+    rows_before = spark.sql("SELECT count(*) FROM lake.db.items").collect()[0][0]
+    failing = (f"INSERT INTO lake.db.items SELECT id, CASE WHEN id = {ROWS + 3999} THEN CAST(raise_error('injected task "
+               f"failure') AS STRING) ELSE 'late' END, array(1.0, 2.0, 3.0, 4.0) FROM range({ROWS}, {ROWS + 4000}, 1, 4)")
+    try:
+        spark.sql(failing)
+        raise AssertionError("the write with a failing task succeeded")
+    except (Py4JJavaError, PySparkException) as e:
+        check("injected task failure" in str(e), f"the task's failure is reported: {e}")
+    check(spark.sql("SELECT count(*) FROM lake.db.items").collect()[0][0] == rows_before, "nothing of the write committed")
+    check(spark.sql("SELECT count(*) FROM lake.db.items WHERE category = 'late'").collect()[0][0] == 0, "no late rows")
+    left = files_under(table) - before
+    check(not left, f"the aborted write left files behind: {sorted(left)}")
+
+
+def main():
+    root, scratch = sys.argv[1], sys.argv[2]
+    spark = SparkSession.builder.appName("hyperstream-cluster-scenario").getOrCreate()
+    await_executors(spark, 2)
+    tables_writes_and_reads(spark, root)
+    pushed_filter_and_top_k(spark)
+    deletes(spark)
+    arrays(spark, scratch)
+    a_failing_task_commits_nothing(spark, root)
+    spark.stop()
+    print("SCENARIO PASSED")
+
+
+if __name__ == "__main__":
+    main()
