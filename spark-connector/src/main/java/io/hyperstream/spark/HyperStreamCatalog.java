@@ -104,10 +104,22 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         try {
             return resolve.get();
         } catch (InvalidArgumentException refused) {
-            Throwable error = QueryCompilationErrors.invalidNameForTableOrDatabaseError(name);
+            Throwable error;
+            try {
+                error = QueryCompilationErrors.invalidNameForTableOrDatabaseError(name);
+            } catch (Exception unparsable) { // an AnalysisException, which Scala throws unchecked
+                // Spark 4 reads the name as a dotted identifier for its message; quoted, ".." is one part.
+                error = QueryCompilationErrors.invalidNameForTableOrDatabaseError("`" + name.replace("`", "``") + "`");
+            }
             error.addSuppressed(refused);
-            throw error instanceof RuntimeException runtime ? runtime : new IllegalArgumentException(refused.getMessage(), error);
+            throw HyperStreamCatalog.<RuntimeException>rethrow(error);
         }
+    }
+
+    /** Throws {@code error} as it is: Spark's AnalysisException is checked in Java, as Scala code never declares it. */
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> E rethrow(Throwable error) throws E {
+        throw (E) error;
     }
 
     private Path namespaceDir(String[] namespace) throws NoSuchNamespaceException {

@@ -156,6 +156,67 @@ class SparkCatalogTest {
     }
 
     @Test
+    void namesThatWouldLeaveTheRootAreRefusedAndChangeNothing() throws Exception {
+        // A catalog whose root has a canary beside it and a namespace that is a link out of it.
+        Path jail = Files.createDirectories(root.resolve("jail"));
+        Path jailRoot = Files.createDirectories(jail.resolve("root"));
+        Path victim = Files.createDirectories(jail.resolve("victim"));
+        Files.writeString(victim.resolve("keep.txt"), "canary");
+        Files.createSymbolicLink(jailRoot.resolve("linkout"), Path.of("..", "victim"));
+        spark.conf().set("spark.sql.catalog.jail", HyperStreamCatalog.class.getName());
+        spark.conf().set("spark.sql.catalog.jail.root", jailRoot.toString());
+        sql("CREATE NAMESPACE jail.db");
+        sql("CREATE TABLE jail.db.t (id BIGINT) USING hyperstream");
+        sql("INSERT INTO jail.db.t VALUES (1), (2)");
+        Path absolute = jail.resolve("absolute");
+        for (String statement : List.of(
+                "DROP NAMESPACE jail.`../victim` CASCADE",
+                "DROP NAMESPACE jail.`..` CASCADE",
+                "DROP NAMESPACE jail.`.` CASCADE",
+                "DROP NAMESPACE jail.linkout CASCADE",
+                "CREATE NAMESPACE jail.`../escaped`",
+                "CREATE NAMESPACE jail.`" + absolute + "`",
+                "CREATE NAMESPACE jail.`a/b`",
+                "CREATE NAMESPACE jail.`x\\y`",
+                "CREATE TABLE jail.db.`../../escaped` (id BIGINT) USING hyperstream",
+                "CREATE TABLE jail.db.`a/b` (id BIGINT) USING hyperstream",
+                "CREATE TABLE jail.db.`" + absolute + "` (id BIGINT) USING hyperstream",
+                "CREATE TABLE jail.linkout.t (id BIGINT) USING hyperstream",
+                "CREATE TABLE jail.`../victim`.t USING hyperstream AS SELECT 1 AS id",
+                "SELECT * FROM jail.db.`../db/t`",
+                "INSERT INTO jail.db.`..` VALUES (1)",
+                "DROP TABLE jail.db.`../db/t`",
+                "SHOW TABLES IN jail.`../victim`")) {
+            Exception e = assertThrows(Exception.class, () -> sql(statement), statement);
+            assertTrue(LocalSpark.messages(e).contains("is not a valid name"), statement + ": " + LocalSpark.messages(e));
+        }
+        try (var entries = Files.list(jail)) {
+            assertEquals(List.of("root", "victim"), entries.map(p -> p.getFileName().toString()).sorted().toList());
+        }
+        try (var entries = Files.list(jailRoot)) {
+            assertEquals(List.of("db", "linkout"), entries.map(p -> p.getFileName().toString()).sorted().toList());
+        }
+        assertEquals("canary", Files.readString(victim.resolve("keep.txt")));
+        assertEquals(2L, sql("SELECT count(*) FROM jail.db.t").get(0).getLong(0));
+        assertEquals(List.of("db"), sql("SHOW NAMESPACES IN jail").stream().map(r -> r.getString(0)).toList(),
+                "a namespace leading out of the root is not listed");
+
+        // Array names are checked by the same rule.
+        Exception array = assertThrows(Exception.class, () -> spark.range(3).selectExpr("array(float(id)) AS value").write()
+                .format("hyperstream").option("array", "../up").mode("append").save(jail.resolve("store").toString()));
+        assertTrue(LocalSpark.messages(array).contains("array name \"../up\" is not allowed"), LocalSpark.messages(array));
+
+        // Without CASCADE, a namespace that holds anything, a lone file too, stays.
+        sql("CREATE NAMESPACE jail.stray");
+        Files.writeString(jailRoot.resolve("stray").resolve("notes.txt"), "not a table");
+        Exception notEmpty = assertThrows(Exception.class, () -> sql("DROP NAMESPACE jail.stray"));
+        assertTrue(LocalSpark.messages(notEmpty).contains("stray"), LocalSpark.messages(notEmpty));
+        assertTrue(Files.exists(jailRoot.resolve("stray").resolve("notes.txt")));
+        sql("DROP NAMESPACE jail.stray CASCADE");
+        assertFalse(Files.exists(jailRoot.resolve("stray")));
+    }
+
+    @Test
     void deleteFromRemovesTheMatchingRowsAndKeepsEarlierSnapshots() {
         sql("CREATE NAMESPACE lake.del");
         sql("CREATE TABLE lake.del.t (id BIGINT NOT NULL, name STRING, score DOUBLE) USING hyperstream");
