@@ -74,6 +74,31 @@ impl Error {
     }
 }
 
+/// What a panic said: its `&str` or `String` payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
+
+/// An error that leaves the library inside an Arrow stream, where only its text crosses: the text
+/// starts with the kind's name in brackets (`[CORRUPT] corrupt data: ...`), from which the Java
+/// binding raises the exception class of that kind.
+#[derive(Debug)]
+pub struct TaggedError(pub Error);
+
+impl std::fmt::Display for TaggedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.0.kind().name(), self.0)
+    }
+}
+
+impl std::error::Error for TaggedError {}
+
 /// The kinds of [`Error`], one per Java exception class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {

@@ -6,6 +6,7 @@
 pub mod array;
 pub mod error;
 pub mod index;
+pub mod limits;
 pub mod rand;
 pub mod runtime;
 pub mod scan;

@@ -228,10 +228,7 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_scanNative<'l>(
 }
 
 fn positive_batch(batch_rows: jint) -> JniResult<usize> {
-    if batch_rows <= 0 {
-        return Err(Error::invalid(format!("batch rows must be positive, got {batch_rows}")).into());
-    }
-    Ok(batch_rows as usize)
+    Ok(crate::limits::batch_rows("batch rows", i64::from(batch_rows))?)
 }
 
 /// Moves staged parts (arrays of the store at `staging`) into an array as one change.

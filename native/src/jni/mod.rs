@@ -75,7 +75,7 @@ fn non_null(address: jlong, what: &str) -> JniResult<jlong> {
 /// Moves `stream` into the caller's `ArrowArrayStream` struct at `address`.
 fn export_stream(stream: BatchStream, address: jlong) -> JniResult<()> {
     let address = non_null(address, "ArrowArrayStream")?;
-    let ffi = FFI_ArrowArrayStream::new(stream);
+    let ffi = FFI_ArrowArrayStream::new(Box::new(crate::scan::ForeignStream::new(stream)));
     // SAFETY: Java allocated an ArrowArrayStream struct at `address` (ArrowArrayStream.allocateNew),
     // which holds no stream yet; writing without dropping the old contents is what it expects.
     unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowArrayStream, ffi) };
@@ -203,6 +203,18 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_raiseError<'l>(
 }
 
 #[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_armStreamPanicNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    after_batches: jint,
+) {
+    entry(&mut env, |_| {
+        crate::scan::arm_stream_panic(i64::from(after_batches));
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_raisePanic<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
@@ -252,6 +264,43 @@ pub extern "system" fn Java_io_hyperstream_jni_CatalogRoot_checkNameNative<'l>(
     })
 }
 
+// ---- io.hyperstream.jni.Limits -----------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_batchRowsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    what: JString<'l>,
+    rows: jlong,
+) -> jint {
+    entry(&mut env, |env| Ok(crate::limits::batch_rows(&string(env, &what)?, rows)? as jint))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_dimensionNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    what: JString<'l>,
+    dimension: jlong,
+) -> jint {
+    entry(&mut env, |env| Ok(crate::limits::dimension(&string(env, &what)?, dimension)? as jint))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_rowRangesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    rows: jlong,
+    split_rows: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let rows = u64::try_from(rows).map_err(|_| Error::invalid(format!("rows must be >= 0, got {rows}")))?;
+        let split_rows = u64::try_from(split_rows)
+            .map_err(|_| Error::invalid(format!("rows per split must be positive, got {split_rows}")))?;
+        splits_array(env, &crate::scan::plan_row_splits(rows, split_rows)?)
+    })
+}
+
 // ---- io.hyperstream.jni.SampleTable ------------------------------------------------------------
 
 #[unsafe(no_mangle)]
@@ -289,13 +338,14 @@ pub extern "system" fn Java_io_hyperstream_jni_SampleTable_planSplits<'l>(
     entry(&mut env, |env| {
         // SAFETY: NativeHandle passes only open handles.
         let table = unsafe { handle::get::<SampleTable>(handle) }?;
-        let flat: Vec<jlong> = table
-            .plan_splits(target_rows)?
-            .iter()
-            .flat_map(|s| [s.start as jlong, s.end as jlong])
-            .collect();
-        long_array(env, &flat)
+        splits_array(env, &table.plan_splits(target_rows)?)
     })
+}
+
+/// Row splits as Java's flat `long[]` of start, end pairs.
+fn splits_array<'local>(env: &mut Env<'local>, splits: &[crate::scan::RowSplit]) -> JniResult<JLongArray<'local>> {
+    let flat: Vec<jlong> = splits.iter().flat_map(|s| [s.start as jlong, s.end as jlong]).collect();
+    long_array(env, &flat)
 }
 
 #[unsafe(no_mangle)]
@@ -470,13 +520,15 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
     _class: JClass<'l>,
     location: JString<'l>,
     options: JObjectArray<'l>,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
 ) -> jlong {
     entry(&mut env, |env| {
         let location = string(env, &location)?;
         let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
-        let table = Table::load_at(&location, &options, (snapshot_id >= 0).then_some(snapshot_id), (as_of_ms >= 0).then_some(as_of_ms))?;
+        let table = Table::load_at(&location, &options, at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         Ok(handle::into_handle(Mutex::new(table)))
     })
 }
@@ -573,7 +625,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
         let table = lock(&cell);
         let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         let files = table.data_files(snapshot)?;
-        let stream = table.scan_files(files, columns.as_deref(), batch_rows_arg(batch_rows))?;
+        let stream = table.scan_files(files, columns.as_deref(), batch_rows_arg(batch_rows)?)?;
         export_stream(stream, stream_address)
     })
 }
@@ -1157,8 +1209,8 @@ fn filter_arg(env: &Env, json: &JString) -> JniResult<Option<Predicate>> {
     Ok(Some(Predicate::from_json(&string(env, json)?)?))
 }
 
-fn batch_rows_arg(batch_rows: jint) -> usize {
-    usize::try_from(batch_rows).unwrap_or(1).max(1)
+fn batch_rows_arg(batch_rows: jint) -> JniResult<usize> {
+    Ok(crate::limits::batch_rows("batch rows", i64::from(batch_rows))?)
 }
 
 /// Reads data files: every row `filter` passes with `columns` (null: all); with a vector column and
@@ -1189,7 +1241,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         let files = data_files_arg(env, &files)?;
         let columns = strings(env, &columns)?;
         let filter = filter_arg(env, &filter)?;
-        let rows = batch_rows_arg(batch_rows);
+        let rows = batch_rows_arg(batch_rows)?;
         let table = lock(&cell).clone();
         if vector_column.is_null() {
             return export_stream(table.scan(files, columns.as_deref(), filter, rows)?, stream_address);

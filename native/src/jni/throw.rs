@@ -9,7 +9,7 @@ use jni::objects::{Global, JClass};
 use jni::strings::JNIString;
 use jni::{jni_str, Env};
 
-use crate::error::ErrorKind;
+use crate::error::{panic_message, ErrorKind};
 use crate::Error;
 
 /// The error type of every entry point: one of ours, or a failed JNI call.
@@ -76,15 +76,6 @@ fn throw(env: &mut Env, kind: ErrorKind, message: String) {
     }
 }
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-string payload".to_owned()
-    }
-}
 
 /// The error policy of every entry point: errors become the exception of their kind, panics an
 /// `InternalException`; the native method then returns the type's default.

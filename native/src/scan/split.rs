@@ -1,6 +1,6 @@
 //! Split planning: the library decides how a scan divides; the engine schedules the pieces.
 
-use crate::{Error, Result};
+use crate::Result;
 
 /// A half-open range of row positions `[start, end)` that one engine task reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,13 +24,10 @@ impl RowSplit {
 /// Divides `rows` rows into contiguous splits of at most `target_rows` rows, sized as evenly as the
 /// count allows (no small tail split). Zero rows give no splits.
 pub fn plan_row_splits(rows: u64, target_rows: u64) -> Result<Vec<RowSplit>> {
-    if target_rows == 0 {
-        return Err(Error::invalid("target rows per split must be positive"));
-    }
-    if rows == 0 {
+    let count = crate::limits::split_count(rows, target_rows)?;
+    if count == 0 {
         return Ok(Vec::new());
     }
-    let count = rows.div_ceil(target_rows);
     let base = rows / count;
     let extra = rows % count;
     let mut splits = Vec::with_capacity(count as usize);
@@ -46,6 +43,7 @@ pub fn plan_row_splits(rows: u64, target_rows: u64) -> Result<Vec<RowSplit>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     #[test]
     fn splits_cover_every_row_once_and_respect_the_target() {

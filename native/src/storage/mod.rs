@@ -134,8 +134,13 @@ impl Storage {
         })
     }
 
-    /// Writes `relative`, replacing what was there.
+    /// Writes `relative`, replacing what was there. On local disk the write is durable: see
+    /// [`put_local`].
     pub fn put(&self, relative: &str, bytes: Bytes) -> Result<()> {
+        if let Some(dir) = &self.local {
+            let path = dir.join(relative);
+            return put_local(&path, &bytes, false).map(|_| ()).map_err(|e| io(&path.display().to_string(), e));
+        }
         let path = self.path(relative);
         block_on(async {
             self.store.put(&path, PutPayload::from(bytes)).await.map_err(|e| self.error(relative, e))?;
@@ -143,8 +148,13 @@ impl Storage {
         })
     }
 
-    /// Writes `relative` only if nothing is there; `Ok(false)` when another writer was first.
+    /// Writes `relative` only if nothing is there; `Ok(false)` when another writer was first. On
+    /// local disk the write is durable: see [`put_local`].
     pub fn put_if_absent(&self, relative: &str, bytes: Bytes) -> Result<bool> {
+        if let Some(dir) = &self.local {
+            let path = dir.join(relative);
+            return put_local(&path, &bytes, true).map_err(|e| io(&path.display().to_string(), e));
+        }
         let path = self.path(relative);
         let options = PutOptions { mode: PutMode::Create, ..Default::default() };
         block_on(async {
@@ -189,12 +199,109 @@ impl Storage {
         })
     }
 
+    /// Staged files under `prefix` that a killed local writer left (`<name>#<digits>`, which
+    /// listings skip), each with its last change in epoch milliseconds; none for object stores.
+    pub fn list_staged(&self, prefix: &str) -> Result<Vec<(String, i64)>> {
+        let Some(dir) = &self.local else {
+            return Ok(Vec::new());
+        };
+        let mut staged = Vec::new();
+        let mut pending = vec![dir.join(prefix)];
+        while let Some(folder) = pending.pop() {
+            let entries = match std::fs::read_dir(&folder) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&folder.display().to_string(), e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| io(&folder.display().to_string(), e))?;
+                let meta = entry.metadata().map_err(|e| io(&entry.path().display().to_string(), e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if meta.is_dir() {
+                    pending.push(entry.path());
+                } else if is_staged(&name) {
+                    let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                    let relative = entry.path().strip_prefix(dir).map(|p| p.to_string_lossy().into_owned());
+                    if let (Some(modified), Ok(relative)) = (modified, relative) {
+                        staged.push((relative, modified.as_millis() as i64));
+                    }
+                }
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Deletes a staged file [`Storage::list_staged`] named.
+    pub fn delete_staged(&self, relative: &str) -> Result<()> {
+        let Some(dir) = &self.local else {
+            return Ok(());
+        };
+        let path = dir.join(relative);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io(&path.display().to_string(), e)),
+        }
+    }
+
     fn error(&self, relative: &str, e: object_store::Error) -> Error {
         match e {
             object_store::Error::NotFound { .. } => Error::NotFound(self.uri(relative)),
             other => store_error(&self.uri(relative), other),
         }
     }
+}
+
+/// Whether a file name is a staged write (`<name>#<digits>`), as object_store's local store and
+/// [`put_local`] name them.
+fn is_staged(name: &str) -> bool {
+    name.split_once('#').is_some_and(|(_, suffix)| !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Writes `bytes` to `path` durably: into a staged file beside it (`<name>#<n>`, which listings
+/// skip), synced to disk, then renamed over `path` (or, with `create_only`, hard-linked to it, which
+/// fails when `path` exists: `Ok(false)`), then the directory synced (and its parent, for a directory
+/// this write made). After a power loss, `path` holds all of `bytes` or is as it was; never a part.
+fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io::Result<bool> {
+    use std::io::Write;
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("a file path without a directory"))?;
+    let made_dir = !dir.exists();
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("a file path without a name"))?;
+    let staged = dir.join(format!("{}#{}", name.to_string_lossy(), uuid::Uuid::new_v4().as_u128() % 10_000_000_000_000_000_000));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&staged)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&staged);
+        return Err(e);
+    }
+    let placed = if create_only {
+        let linked = match std::fs::hard_link(&staged, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_file(&staged);
+        linked?
+    } else {
+        if let Err(e) = std::fs::rename(&staged, path) {
+            let _ = std::fs::remove_file(&staged);
+            return Err(e);
+        }
+        true
+    };
+    if placed {
+        std::fs::File::open(dir)?.sync_all()?;
+        if made_dir {
+            if let Some(parent) = dir.parent() {
+                std::fs::File::open(parent)?.sync_all()?;
+            }
+        }
+    }
+    Ok(placed)
 }
 
 fn io(path: &str, source: std::io::Error) -> Error {
@@ -224,6 +331,28 @@ mod tests {
         storage.delete("data/a.parquet").unwrap();
         assert!(!storage.exists("data/a.parquet").unwrap());
         assert!(matches!(storage.get("data/a.parquet"), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn local_writes_leave_no_staged_file_and_staged_leftovers_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(dir.path().to_str().unwrap(), &HashMap::new()).unwrap();
+        storage.put("data/p=1/a.parquet", Bytes::from_static(b"a")).unwrap();
+        storage.put("data/p=1/a.parquet", Bytes::from_static(b"b")).unwrap();
+        assert!(storage.put_if_absent("metadata/v1.metadata.json", Bytes::from_static(b"{}")).unwrap());
+        assert!(!storage.put_if_absent("metadata/v1.metadata.json", Bytes::from_static(b"[]")).unwrap());
+        assert_eq!(storage.get("data/p=1/a.parquet").unwrap(), Bytes::from_static(b"b"));
+        assert_eq!(storage.get("metadata/v1.metadata.json").unwrap(), Bytes::from_static(b"{}"));
+        assert!(storage.list_staged("").unwrap().is_empty(), "every write cleaned its staged file");
+        // What a writer killed between its staged write and its rename leaves: invisible to listings,
+        // found by list_staged and removed by delete_staged.
+        std::fs::write(dir.path().join("data/p=1/b.parquet#12345"), b"half").unwrap();
+        std::fs::write(dir.path().join("data/c#notdigits"), b"x").unwrap();
+        assert!(!storage.list("data").unwrap().iter().any(|p| p.contains("#12345")));
+        let staged: Vec<String> = storage.list_staged("data").unwrap().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(staged, vec!["data/p=1/b.parquet#12345"]);
+        storage.delete_staged(&staged[0]).unwrap();
+        assert!(storage.list_staged("data").unwrap().is_empty());
     }
 
     #[test]

@@ -253,6 +253,11 @@ fn metadata_file(version: u64) -> String {
     format!("metadata/v{version}.metadata.json")
 }
 
+/// The version `path` holds when it is a metadata version file (`metadata/v<N>.metadata.json`).
+fn metadata_version(path: &str) -> Option<u64> {
+    path.strip_prefix("metadata/v")?.strip_suffix(".metadata.json")?.parse().ok()
+}
+
 impl Table {
     /// Creates an empty table at `location` with the columns of `schema`; fails if a table is there.
     pub fn create(
@@ -776,11 +781,22 @@ impl Table {
     }
 
     /// Removes the files under `data/` and `metadata/` that no version of the table references (what
-    /// killed or aborted writers left) and that last changed before `older_than_ms`, so that a
-    /// writer still writing its files keeps them; returns their paths. Referenced are every metadata
-    /// version up to the current one and the version hint, and, for every snapshot, its manifest list,
-    /// its manifests and their data files with the files kept beside them (vector sidecars, graphs).
+    /// killed or aborted writers left) and that last changed before `older_than_ms`, which must be at
+    /// least a day ago ([`limits::MIN_ORPHAN_AGE_MS`](crate::limits::MIN_ORPHAN_AGE_MS)): a writer
+    /// that has written its files but not committed them yet keeps them. Returns their paths.
+    /// Referenced are every metadata version up to the current one (and any newer one a writer
+    /// committed meanwhile) and the version hint, and, for every snapshot, its manifest list, its
+    /// manifests and their data files with the files kept beside them (vector sidecars, graphs);
+    /// staged files a killed writer left (`<name>#<n>`) go too.
     pub fn remove_orphan_files(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
+        let cutoff = crate::limits::orphan_cutoff(older_than_ms, now_ms())?;
+        self.remove_orphan_files_unchecked(cutoff)
+    }
+
+    /// [`Table::remove_orphan_files`] without the minimum age: only for a caller that knows no writer
+    /// is running on the table (a test after its writer was killed, an operator with the table
+    /// offline), as Iceberg's action API allows what its procedures refuse.
+    pub fn remove_orphan_files_unchecked(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
         self.writable()?;
         self.refresh()?;
         let mut referenced = self.files_of(&self.metadata.snapshots)?;
@@ -790,11 +806,19 @@ impl Table {
             referenced.iter().filter_map(|p| p.strip_suffix(".parquet")).collect();
         // A sidecar or graph is `<data file stem>.<field id>.<kind>`.
         let beside_a_data_file = |path: &str| path.rsplitn(3, '.').nth(2).is_some_and(|stem| stems.contains(stem));
+        // A version committed after the refresh above is another writer's newest: never an orphan.
+        let newer_version = |path: &str| metadata_version(path).is_some_and(|v| v > self.version);
         let mut removed = Vec::new();
         for prefix in ["data", "metadata"] {
             for (path, modified_ms) in self.storage.list_modified(prefix)? {
-                if modified_ms < older_than_ms && !referenced.contains(&path) && !beside_a_data_file(&path) {
+                if modified_ms < older_than_ms && !referenced.contains(&path) && !beside_a_data_file(&path) && !newer_version(&path) {
                     self.storage.delete(&path)?;
+                    removed.push(path);
+                }
+            }
+            for (path, modified_ms) in self.storage.list_staged(prefix)? {
+                if modified_ms < older_than_ms {
+                    self.storage.delete_staged(&path)?;
                     removed.push(path);
                 }
             }
@@ -1144,6 +1168,16 @@ impl Table {
     /// committed in (a replacement's new schema, spec and order), the same commit.
     fn commit_snapshot_with(&mut self, operation: &str, added: Vec<DataFile>, redefine: &dyn Fn(&mut TableMetadata) -> Result<()>) -> Result<i64> {
         let overwrite = operation == "overwrite";
+        // Files written long before their commit (a slow task of a distributed write) may have been
+        // taken for orphans meanwhile: a snapshot never names a file that is not there.
+        for file in &added {
+            if !self.storage.exists(self.storage.relative(&file.file_path)?)? {
+                return Err(Error::NotFound(format!(
+                    "cannot commit {}: it does not exist (was it removed as an orphan before its commit?)",
+                    file.file_path
+                )));
+            }
+        }
         let mut change = Change::new(&self.metadata);
         // The manifest of the added files does not depend on the parent: it is written once and
         // kept across lost races (its entries take the sequence number the list gives it), so a
@@ -2159,7 +2193,7 @@ fn latest_version(storage: &Storage) -> Result<u64> {
         None => storage
             .list("metadata")?
             .iter()
-            .filter_map(|p| p.strip_prefix("metadata/v")?.strip_suffix(".metadata.json")?.parse::<u64>().ok())
+            .filter_map(|p| metadata_version(p))
             .max()
             .ok_or_else(|| Error::NotFound(format!("no HyperStream or Iceberg table at {}", storage.location())))?,
     };
@@ -3995,7 +4029,7 @@ mod tests {
         assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
         let summary = &table.metadata().current_snapshot().unwrap().summary;
         assert_eq!(summary["total-delete-files"], "2");
-        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty());
+        assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty());
         table.commit_overwrite(vec![]).unwrap();
         assert!(ids(&table, table.metadata().current_snapshot()).is_empty());
         assert_eq!(table.metadata().current_snapshot().unwrap().summary["total-delete-files"], "0");
@@ -4392,7 +4426,7 @@ mod tests {
         assert_eq!(ids(&table, table.metadata().snapshot(before.unwrap()).ok()), model, "time travel reads the old files");
         // Nothing is small or deleted from any more; an orphan sweep finds nothing.
         assert_eq!(table.rewrite_data_files(60).unwrap(), None);
-        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty());
+        assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty());
         // Into one file; a reopened table reads the same.
         assert_eq!(table.rewrite_data_files(1000).unwrap().map(|r| (r.rewritten, r.written)), Some((4, 1)));
         let reopened = Table::load(&location, &HashMap::new()).unwrap();
@@ -4553,7 +4587,7 @@ mod tests {
         let reopened = Table::load(&location, &HashMap::new()).unwrap();
         assert_eq!(reopened.metadata().snapshots.len(), 2);
         assert_eq!(reopened.metadata().current_snapshot_id, Some(third));
-        assert!(table.remove_orphan_files(i64::MAX).unwrap().is_empty(), "expiry left no orphans");
+        assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "expiry left no orphans");
     }
 
     #[test]
@@ -4572,8 +4606,8 @@ mod tests {
         };
         let before = listed(&table);
         // Files younger than the cutoff stay: a writer may still be about to commit them.
-        assert!(table.remove_orphan_files(now_ms() - 3_600_000).unwrap().is_empty());
-        let removed = table.remove_orphan_files(i64::MAX).unwrap();
+        assert!(table.remove_orphan_files_unchecked(now_ms() - 3_600_000).unwrap().is_empty());
+        let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
         let stem = table.storage.relative(&pending.file_path).unwrap().strip_suffix(".parquet").unwrap().to_owned();
         // The data file, its vector sidecar and its distinct-value sketches.
         assert_eq!(removed.len(), 3, "{removed:?}");
@@ -4583,5 +4617,49 @@ mod tests {
         // Time travel still has every file it needs.
         let first = table.metadata().snapshots[0].snapshot_id;
         assert_eq!(ids(&table, table.metadata().snapshot(first).ok()).len(), 10);
+    }
+
+    #[test]
+    fn negative_snapshot_ids_and_times_before_1970_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..5)])).unwrap();
+        for (snapshot, as_of) in [(Some(-1), None), (Some(-5), None), (Some(i64::MIN), None), (None, Some(-1)), (None, Some(-86_400_000))] {
+            let err = Table::load_at(location, &HashMap::new(), snapshot, as_of).unwrap_err();
+            assert!(matches!(err, Error::NotFound(_)), "{snapshot:?} {as_of:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn orphan_removal_refuses_young_cutoffs_and_spares_newer_versions_and_uncommitted_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap();
+        let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        table.append(reader(vec![batch(0..5)])).unwrap();
+        for cutoff in [now_ms(), now_ms() + 3_600_000, i64::MAX, now_ms() - 3_600_000] {
+            let err = table.remove_orphan_files(cutoff).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("older than 24 hours"), "{err}");
+        }
+        assert!(table.remove_orphan_files(now_ms() - crate::limits::MIN_ORPHAN_AGE_MS).unwrap().is_empty());
+        // A metadata version past the one read (another writer's, arriving meanwhile) is never an orphan.
+        table.append(reader(vec![batch(5..9)])).unwrap();
+        std::fs::write(dir.path().join("metadata/v99.metadata.json"), b"{}").unwrap();
+        let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+        assert!(removed.is_empty(), "{removed:?}");
+        assert!(dir.path().join("metadata/v99.metadata.json").exists());
+        std::fs::remove_file(dir.path().join("metadata/v99.metadata.json")).unwrap();
+        let rows = |t: &Table| ids(t, t.metadata().current_snapshot()).len();
+        assert_eq!(rows(&Table::load(location, &HashMap::new()).unwrap()), 9);
+        // A staged file a killed writer left goes with the orphans.
+        std::fs::write(dir.path().join("data/leftover.parquet#4242"), b"half a file").unwrap();
+        let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+        assert_eq!(removed, vec!["data/leftover.parquet#4242"]);
+        // A file removed before its commit is not committed.
+        let written = table.write_data_files(reader(vec![batch(9..12)])).unwrap();
+        table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+        let err = table.commit_append(written).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)) && err.to_string().contains("removed as an orphan"), "{err}");
+        assert_eq!(rows(&Table::load(location, &HashMap::new()).unwrap()), 9);
     }
 }

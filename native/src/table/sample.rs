@@ -21,9 +21,6 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions, RecordBatchReader};
 use crate::scan::{plan_row_splits, RowSplit};
 use crate::{Error, Result};
 
-/// Largest vector dimension the sample table generates.
-pub const MAX_DIMENSION: usize = 65_536;
-
 /// The generated table: a row count, a vector dimension and a seed.
 #[derive(Debug, Clone)]
 pub struct SampleTable {
@@ -37,12 +34,7 @@ impl SampleTable {
     pub fn new(rows: i64, dim: i32, seed: i64) -> Result<Self> {
         let rows = u64::try_from(rows)
             .map_err(|_| Error::invalid(format!("sample rows must be >= 0, got {rows}")))?;
-        let dim = usize::try_from(dim)
-            .ok()
-            .filter(|d| (1..=MAX_DIMENSION).contains(d))
-            .ok_or_else(|| {
-                Error::invalid(format!("sample dimension must be in 1..={MAX_DIMENSION}, got {dim}"))
-            })?;
+        let dim = crate::limits::dimension("the sample table's embedding", i64::from(dim))?;
         let seed = seed as u64;
         let item = Arc::new(Field::new("item", DataType::Float32, false));
         let schema = Arc::new(Schema::new(vec![
@@ -85,9 +77,7 @@ impl SampleTable {
                 self.rows
             )));
         }
-        if batch_rows <= 0 {
-            return Err(Error::invalid(format!("batch rows must be positive, got {batch_rows}")));
-        }
+        let batch_rows = crate::limits::batch_rows("batch rows", i64::from(batch_rows))?;
         let columns = projection.unwrap_or_else(|| (0..self.schema.fields().len()).collect());
         if let Some(bad) = columns.iter().find(|&&c| c >= self.schema.fields().len()) {
             return Err(Error::invalid(format!(

@@ -284,6 +284,9 @@ fn arrow_to_type(data_type: &DataType, column: &str, ids: &mut IdAllocator) -> R
         DataType::FixedSizeBinary(16) if column.ends_with("uuid") => p(Primitive::Uuid),
         DataType::FixedSizeBinary(n) => p(Primitive::Fixed(*n as u32)),
         DataType::List(item) | DataType::LargeList(item) | DataType::FixedSizeList(item, _) => {
+            if let DataType::FixedSizeList(_, dim) = data_type {
+                crate::limits::dimension(&format!("vector column '{column}'"), i64::from(*dim))?;
+            }
             let element_id = ids.take();
             Ok(Type::List {
                 element_id,

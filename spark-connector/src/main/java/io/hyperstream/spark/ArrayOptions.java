@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Limits;
 import java.io.Serializable;
 import java.util.Locale;
 import java.util.Map;
@@ -46,7 +47,7 @@ record ArrayOptions(String path, String array, String dtype, long[] shape, long 
                 case "dtype" -> dtype = value;
                 case "shape" -> shape = parseShape(value);
                 case SampleOptions.SPLIT_ROWS -> splitRows = positive(e.getKey(), value);
-                case SampleOptions.BATCH_ROWS -> batchRows = Math.toIntExact(positive(e.getKey(), value));
+                case SampleOptions.BATCH_ROWS -> batchRows = Limits.batchRows("option '" + e.getKey() + "'", positive(e.getKey(), value));
                 case "durable" -> durable = Boolean.parseBoolean(value);
                 default -> throw new IllegalArgumentException("unknown HyperStream array option '" + e.getKey()
                         + "'; known: path, array, dtype, shape, split.rows, batch.rows, durable");

@@ -2,11 +2,11 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.ArrayStore;
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NotFoundException;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
-import java.util.stream.LongStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
@@ -101,9 +101,8 @@ final class HyperStreamArrayTable implements SupportsRead, SupportsWrite {
             try (ArrayStore store = ArrayStore.open(options.path(), false, true)) {
                 rows = store.info(options.array()).rows();
             }
-            long split = options.splitRows();
-            return LongStream.iterate(0, start -> start < rows, start -> start + split)
-                    .mapToObj(start -> new ArrayInputPartition(options, start, Math.min(rows, start + split)))
+            return Arrays.stream(Limits.rowRanges(rows, options.splitRows()))
+                    .map(range -> new ArrayInputPartition(options, range[0], range[1]))
                     .toArray(InputPartition[]::new);
         }
 

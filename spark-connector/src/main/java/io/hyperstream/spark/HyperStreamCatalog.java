@@ -3,6 +3,7 @@ package io.hyperstream.spark;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.CatalogRoot;
 import io.hyperstream.jni.InvalidArgumentException;
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.LocalFiles;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
@@ -257,7 +258,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 String column = key.substring("vector.".length(), key.length() - ".dimension".length());
                 try {
-                    vectors.put(column, Integer.parseInt(p.getValue().trim()));
+                    vectors.put(column, Limits.dimension("table property '" + key + "'", Long.parseLong(p.getValue().trim())));
                 } catch (NumberFormatException e) {
                     throw new IllegalArgumentException("table property '" + key + "' must be an integer, got '" + p.getValue() + "'", e);
                 }

@@ -286,8 +286,8 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
 
         @Override
         public String description() {
-            String at = options.snapshotId() >= 0 ? " snapshot=" + options.snapshotId()
-                    : options.asOfMillis() >= 0 ? " as-of=" + options.asOfMillis() : "";
+            String at = options.snapshotId() != PathOptions.NOT_GIVEN ? " snapshot=" + options.snapshotId()
+                    : options.asOfMillis() != PathOptions.NOT_GIVEN ? " as-of=" + options.asOfMillis() : "";
             return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
                     + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
                     + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");

@@ -178,7 +178,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
         if (options.search() != null) {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
         }
-        if (options.snapshotId() >= 0 || options.asOfMillis() >= 0) {
+        if (options.travels()) {
             throw new IllegalArgumentException("snapshot-id and as-of-timestamp are for reads (time travel); "
                     + "writes go to the current version of " + options.path());
         }
@@ -187,12 +187,12 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
 
     @Override
     public boolean canDeleteWhere(Predicate[] predicates) {
-        return options.snapshotId() < 0 && options.asOfMillis() < 0 && filter(predicates).isPresent();
+        return !options.travels() && filter(predicates).isPresent();
     }
 
     @Override
     public void deleteWhere(Predicate[] predicates) {
-        if (options.snapshotId() >= 0 || options.asOfMillis() >= 0) {
+        if (options.travels()) {
             throw new IllegalArgumentException("cannot delete from " + name() + " as of an earlier snapshot");
         }
         String filter = filter(predicates).orElseThrow(() -> new IllegalArgumentException(

@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.VectorSearch;
 import java.io.Serializable;
@@ -124,8 +125,17 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
      * snapshot's schema, else its latest version. Writes go through {@link NativeTable#load}.
      */
     NativeTable openRead() {
-        return NativeTable.loadAt(path, storage, snapshotId, asOfMillis);
+        return NativeTable.loadAt(path, storage, snapshotId == NOT_GIVEN ? null : snapshotId,
+                asOfMillis == NOT_GIVEN ? null : asOfMillis);
     }
+
+    /** Whether the read travels: a snapshot or a time was given (any value: an unknown one fails by name). */
+    boolean travels() {
+        return snapshotId != NOT_GIVEN || asOfMillis != NOT_GIVEN;
+    }
+
+    /** {@link #snapshotId} and {@link #asOfMillis} when the read names no snapshot or time. */
+    static final long NOT_GIVEN = Long.MIN_VALUE;
 
     static boolean isPathRead(Map<String, String> options) {
         return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;
@@ -138,8 +148,8 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         }
         HashMap<String, Integer> vectors = new HashMap<>();
         HashMap<String, String> storage = new HashMap<>();
-        long snapshotId = -1;
-        long asOf = -1;
+        long snapshotId = NOT_GIVEN;
+        long asOf = NOT_GIVEN;
         int batchRows = 8192;
         long splitRows = 1 << 20;
         String searchColumn = null;
@@ -160,7 +170,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             } else if (key.equals("as-of-timestamp")) {
                 asOf = parse(key, value);
             } else if (key.equals(SampleOptions.BATCH_ROWS)) {
-                batchRows = (int) parse(key, value);
+                batchRows = Limits.batchRows("option '" + key + "'", parse(key, value));
             } else if (key.equals(SampleOptions.SPLIT_ROWS)) {
                 splitRows = parse(key, value);
                 if (splitRows <= 0) {
@@ -184,7 +194,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
             } else if (key.startsWith("vector.") && key.endsWith(".dimension")) {
                 // Column names keep their case: take them from the original key.
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".dimension".length());
-                vectors.put(column, (int) parse(key, value));
+                vectors.put(column, Limits.dimension("option '" + e.getKey() + "'", parse(key, value)));
             } else if (key.startsWith("storage.")) {
                 storage.put(e.getKey().substring("storage.".length()), value);
             } else if (key.equals(NativeTable.FORMAT_VERSION) || key.startsWith("write.parquet.")) {
@@ -196,7 +206,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                         + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, split.rows");
             }
         }
-        if (snapshotId >= 0 && asOf >= 0) {
+        if (snapshotId != NOT_GIVEN && asOf != NOT_GIVEN) {
             throw new IllegalArgumentException("give snapshot-id or as-of-timestamp, not both");
         }
         if ((searchColumn == null) != (searchQuery == null)) {

@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.SampleTable;
 import java.io.Serializable;
 import java.util.Locale;
@@ -43,7 +44,7 @@ record SampleOptions(long rows, int dimension, long seed, long splitRows, int ba
                 (int) parseLong(options, DIMENSION, 8),
                 parseLong(options, SEED, 0),
                 parseLong(options, SPLIT_ROWS, 1 << 20),
-                (int) parseLong(options, BATCH_ROWS, 8192));
+                Limits.batchRows("option '" + BATCH_ROWS + "'", parseLong(options, BATCH_ROWS, 8192)));
     }
 
     private static String get(Map<String, String> options, String key) {
@@ -62,7 +63,7 @@ record SampleOptions(long rows, int dimension, long seed, long splitRows, int ba
         }
         try {
             long parsed = Long.parseLong(value.trim());
-            if ((key.equals(DIMENSION) || key.equals(BATCH_ROWS)) && (parsed < Integer.MIN_VALUE || parsed > Integer.MAX_VALUE)) {
+            if (key.equals(DIMENSION) && (parsed < Integer.MIN_VALUE || parsed > Integer.MAX_VALUE)) {
                 throw new IllegalArgumentException("option '" + key + "' is out of range: " + value);
             }
             return parsed;

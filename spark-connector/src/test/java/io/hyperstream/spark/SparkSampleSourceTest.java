@@ -102,7 +102,7 @@ class SparkSampleSourceTest {
     void badOptionsFailWithTheNativeMessage() {
         Exception dimension = assertThrows(Exception.class, () -> spark.read().format("hyperstream")
                 .option("sample.rows", 10).option("sample.dimension", 0).load());
-        assertTrue(LocalSpark.messages(dimension).contains("sample dimension must be in 1..=65536, got 0"), LocalSpark.messages(dimension));
+        assertTrue(LocalSpark.messages(dimension).contains("needs a dimension of 1 to 65536, got 0"), LocalSpark.messages(dimension));
         assertEquals("io.hyperstream.jni.InvalidArgumentException", rootCause(dimension).getClass().getName());
         Exception unknown = assertThrows(IllegalArgumentException.class, () -> spark.read().format("hyperstream")
                 .option("sample.rows", 10).option("sample.colour", "blue").load());

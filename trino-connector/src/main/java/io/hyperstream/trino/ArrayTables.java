@@ -6,6 +6,7 @@ import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import io.airlift.slice.Slice;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.ArrayStore;
+import io.hyperstream.jni.Limits;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
 import java.io.IOException;
@@ -71,11 +72,8 @@ final class ArrayTables {
                 return store.info(array.tableName()).rows();
             }
         });
-        List<HyperStreamSplit> splits = new ArrayList<>();
-        for (long start = 0; start < rows; start += splitRows) {
-            splits.add(new HyperStreamSplit(start, Math.min(rows, start + splitRows), null));
-        }
-        return splits;
+        return Arrays.stream(nativeCall(() -> Limits.rowRanges(rows, splitRows)))
+                .map(range -> new HyperStreamSplit(range[0], range[1], null)).toList();
     }
 
     static HyperStreamArrayInsertHandle beginInsert(HyperStreamArrayHandle array, List<ColumnHandle> columns) {

@@ -3,6 +3,8 @@ package io.hyperstream.trino;
 import static io.trino.spi.StandardErrorCode.CONFIGURATION_INVALID;
 
 import io.hyperstream.jni.CatalogRoot;
+import io.hyperstream.jni.InvalidArgumentException;
+import io.hyperstream.jni.Limits;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
 import java.nio.file.Path;
@@ -44,8 +46,13 @@ record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, 
         }
         long splitRows = parse(properties, SPLIT_ROWS, 1 << 20);
         long batchRows = parse(properties, BATCH_ROWS, 8192);
-        if (splitRows <= 0 || batchRows <= 0 || batchRows > Integer.MAX_VALUE) {
-            throw new TrinoException(CONFIGURATION_INVALID, SPLIT_ROWS + " and " + BATCH_ROWS + " must be positive");
+        if (splitRows <= 0) {
+            throw new TrinoException(CONFIGURATION_INVALID, SPLIT_ROWS + " must be positive, got " + splitRows);
+        }
+        try {
+            Limits.batchRows(BATCH_ROWS, batchRows);
+        } catch (InvalidArgumentException e) {
+            throw new TrinoException(CONFIGURATION_INVALID, e.getMessage(), e);
         }
         long dimension = parse(properties, SAMPLE_DIMENSION, 8);
         if (dimension < 1 || dimension > Integer.MAX_VALUE) {

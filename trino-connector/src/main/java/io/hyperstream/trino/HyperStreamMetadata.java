@@ -150,10 +150,10 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                 throw new TrinoException(NOT_SUPPORTED, "HyperStream tables do not support version ranges");
             }
             // FOR VERSION AS OF / FOR TIMESTAMP AS OF arrive as the end version.
-            long requested = endVersion.filter(v -> v.getPointerType() == PointerType.TARGET_ID)
-                    .map(HyperStreamMetadata::snapshotId).orElse(-1L);
-            long asOfMillis = endVersion.filter(v -> v.getPointerType() == PointerType.TEMPORAL)
-                    .map(v -> epochMillis(session, v)).orElse(-1L);
+            Long requested = endVersion.filter(v -> v.getPointerType() == PointerType.TARGET_ID)
+                    .map(HyperStreamMetadata::snapshotId).orElse(null);
+            Long asOfMillis = endVersion.filter(v -> v.getPointerType() == PointerType.TEMPORAL)
+                    .map(v -> epochMillis(session, v)).orElse(null);
             return nativeCall(() -> {
                 // An unknown snapshot, or a time before the first one, fails here with NOT_FOUND.
                 try (NativeTable table = NativeTable.loadAt(location.get().toString(), Map.of(), requested, asOfMillis)) {

@@ -114,7 +114,7 @@ public record HyperStreamTableHandle(
 
     /** The stored table as this handle reads it: at its snapshot's schema when it travelled, else the latest. */
     io.hyperstream.jni.NativeTable openRead() {
-        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), snapshotId, -1)
+        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), snapshotId, null)
                 : io.hyperstream.jni.NativeTable.load(location, java.util.Map.of());
     }
 

@@ -5,6 +5,7 @@ import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnMetadata;
@@ -175,10 +176,7 @@ final class TableCreation {
                 throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "vector column '" + column.getName()
                         + "' must be array(real), not " + type);
             }
-            if (dimension <= 0) {
-                throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "vector column '" + column.getName()
-                        + "' needs a positive dimension, got " + dimension);
-            }
+            nativeCall(() -> Limits.dimension("vector column '" + column.getName() + "'", dimension));
             Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
             return new Field(column.getName(), new FieldType(nullable, new ArrowType.FixedSizeList(dimension), null), List.of(item));
         }

@@ -20,13 +20,14 @@ public final class ArrowStreams {
 
     /**
      * Allocates an {@code ArrowArrayStream}, lets {@code exporter} fill it with a native stream, and
-     * returns a reader over it. Closing the reader releases the native stream.
+     * returns a reader over it. Closing the reader releases the native stream. A stream that fails
+     * raises the exception class of its error's kind from {@code loadNextBatch} ({@link NativeStreamReader}).
      */
     public static ArrowReader importStream(BufferAllocator allocator, LongConsumer exporter) {
         try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
             exporter.accept(stream.memoryAddress());
             // The reader moves the stream into a struct of its own; closing ours frees only the shell.
-            return Data.importArrayStream(allocator, stream);
+            return new NativeStreamReader(allocator, Data.importArrayStream(allocator, stream));
         }
     }
 

@@ -144,6 +144,19 @@ public final class NativeLibrary {
         raisePanic(message);
     }
 
+    /**
+     * Diagnostic: the next native stream handed to Java panics when asked for its batch {@code
+     * afterBatches} (from 0), as a decoder meeting a damaged page would; the stream then ends with an
+     * {@link InternalException} from {@code loadNextBatch}, and the JVM goes on. For tests of the engines'
+     * handling of a stream that dies part way; -1 disarms it.
+     */
+    public static void armStreamPanic(int afterBatches) {
+        load();
+        armStreamPanicNative(afterBatches);
+    }
+
+    private static native void armStreamPanicNative(int afterBatches);
+
     private static native String nativeVersion();
 
     private static native long liveHandles();

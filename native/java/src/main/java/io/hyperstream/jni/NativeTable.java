@@ -54,19 +54,21 @@ public final class NativeTable extends NativeHandle {
 
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
-        return loadAt(location, storageOptions, -1, -1);
+        return loadAt(location, storageOptions, null, null);
     }
 
     /**
      * Opens the table as it was at snapshot {@code snapshotId}, or at the snapshot current at
-     * {@code asOfMillis} (time travel; -1 for neither: the latest version). Reads see that snapshot
+     * {@code asOfMillis} (time travel; null for neither: the latest version). Reads see that snapshot
      * as current under the schema it was written with (a column added since is absent, one dropped
      * since is there, a renamed one has its old name); writes through it are refused. An unknown
-     * snapshot fails with {@link NotFoundException}.
+     * snapshot (a negative id too) or a time before the first snapshot (before 1970 too) fails with
+     * {@link NotFoundException}.
      */
-    public static NativeTable loadAt(String location, Map<String, String> storageOptions, long snapshotId, long asOfMillis) {
+    public static NativeTable loadAt(String location, Map<String, String> storageOptions, Long snapshotId, Long asOfMillis) {
         NativeLibrary.load();
-        return new NativeTable(loadNative(location, flatten(storageOptions), snapshotId, asOfMillis), location);
+        return new NativeTable(loadNative(location, flatten(storageOptions), snapshotId != null,
+                snapshotId == null ? 0 : snapshotId, asOfMillis != null, asOfMillis == null ? 0 : asOfMillis), location);
     }
 
     public String location() {
@@ -557,7 +559,8 @@ public final class NativeTable extends NativeHandle {
 
     private static native long createNative(String location, long schemaAddress, String[] properties, String[] options);
 
-    private static native long loadNative(String location, String[] options, long snapshotId, long asOfMillis);
+    private static native long loadNative(String location, String[] options, boolean atSnapshot, long snapshotId,
+            boolean asOf, long asOfMillis);
 
     private static native void exportSchema(long handle, long schemaAddress);
 

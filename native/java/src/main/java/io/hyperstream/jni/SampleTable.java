@@ -49,12 +49,7 @@ public final class SampleTable extends NativeHandle {
 
     /** Row ranges {@code [start, end)} of at most {@code targetRows} rows each, planned natively. */
     public long[][] planSplits(long targetRows) {
-        long[] flat = call(h -> planSplits(h, targetRows));
-        long[][] splits = new long[flat.length / 2][];
-        for (int i = 0; i < splits.length; i++) {
-            splits[i] = new long[] {flat[2 * i], flat[2 * i + 1]};
-        }
-        return splits;
+        return Limits.pairs(call(h -> planSplits(h, targetRows)));
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.junit.jupiter.api.Test;
 
 class NativeErrorsTest {
@@ -48,6 +49,26 @@ class NativeErrorsTest {
         assertEquals(NativeLibrary.version(), NativeLibrary.version());
         try (SampleTable table = SampleTable.open(10, 2, 0)) {
             assertEquals(1, table.planSplits(100).length);
+        }
+    }
+
+    @Test
+    void aPanicInsideAStreamEndsItWithAnInternalExceptionAndTheNextStreamIsWhole() throws Exception {
+        try (BufferAllocator allocator = Allocators.child("stream-panic-test"); SampleTable table = SampleTable.open(1000, 4, 0)) {
+            NativeLibrary.armStreamPanic(2);
+            try (ArrowReader reader = table.scan(allocator, 0, 1000, 100, null)) {
+                assertTrue(reader.loadNextBatch());
+                assertTrue(reader.loadNextBatch());
+                InternalException e = assertThrows(InternalException.class, reader::loadNextBatch);
+                assertTrue(e.getMessage().contains("native panic while reading a batch"), e.getMessage());
+            }
+            long rows = 0;
+            try (ArrowReader reader = table.scan(allocator, 0, 1000, 100, null)) {
+                while (reader.loadNextBatch()) {
+                    rows += reader.getVectorSchemaRoot().getRowCount();
+                }
+            }
+            assertEquals(1000, rows);
         }
     }
 

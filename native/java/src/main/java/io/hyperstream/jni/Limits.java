@@ -1,0 +1,47 @@
+package io.hyperstream.jni;
+
+/**
+ * The library's bounds on sizes users give (options, properties, arguments), for the engines to
+ * check their options with before anything is allocated: the library checks the same values by the
+ * same rule ({@code limits.rs}), so Spark and Trino refuse them alike, with an
+ * {@link InvalidArgumentException} naming what was wrong.
+ */
+public final class Limits {
+    private Limits() {}
+
+    /** {@code rows} as rows per batch or page: 1 to 1,048,576. */
+    public static int batchRows(String what, long rows) {
+        NativeLibrary.load();
+        return batchRowsNative(what, rows);
+    }
+
+    /** {@code dimension} as the length of a vector: 1 to 65,536. */
+    public static int dimension(String what, long dimension) {
+        NativeLibrary.load();
+        return dimensionNative(what, dimension);
+    }
+
+    /**
+     * The row ranges {@code [start, end)} that cover rows {@code 0..rows} in splits of about {@code
+     * splitRows} rows, evenly; at most 1,048,576 of them (more is refused: the split size is too small).
+     */
+    public static long[][] rowRanges(long rows, long splitRows) {
+        NativeLibrary.load();
+        return pairs(rowRangesNative(rows, splitRows));
+    }
+
+    /** Start, end pairs from the flat {@code long[]} the library returns for a split plan. */
+    static long[][] pairs(long[] flat) {
+        long[][] ranges = new long[flat.length / 2][];
+        for (int i = 0; i < ranges.length; i++) {
+            ranges[i] = new long[] {flat[2 * i], flat[2 * i + 1]};
+        }
+        return ranges;
+    }
+
+    private static native int batchRowsNative(String what, long rows);
+
+    private static native int dimensionNative(String what, long dimension);
+
+    private static native long[] rowRangesNative(long rows, long splitRows);
+}
