@@ -137,9 +137,6 @@ impl DataFile {
             return Err(corrupt(&format!("rows are {width} bytes wide but the catalog says {row_bytes}")));
         }
         let rows = data_file.rows();
-        if len < HEADER as u64 + rows * row_bytes as u64 {
-            return Err(corrupt(&format!("{rows} rows committed but only {len} bytes present")));
-        }
         data_file.remap(rows)?;
         Ok(data_file)
     }
@@ -183,8 +180,23 @@ impl DataFile {
         ((self.map.len().saturating_sub(HEADER)) / self.row_bytes) as u64
     }
 
+    /// Maps the header and the first `rows` rows, once the file holds them all: a row count from a
+    /// damaged or crafted header never makes a mapping past the file's end (whose pages would fault
+    /// when read) nor wraps around.
     fn remap(&mut self, rows: u64) -> Result<()> {
-        let len = HEADER + rows as usize * self.row_bytes;
+        let len = rows
+            .checked_mul(self.row_bytes as u64)
+            .and_then(|bytes| bytes.checked_add(HEADER as u64))
+            .filter(|&len| usize::try_from(len).is_ok());
+        let present = self.file.metadata().map_err(|e| io(&self.path, e))?.len();
+        let Some(len) = len.filter(|&len| len <= present) else {
+            return Err(Error::Corrupt(format!(
+                "array data file {}: {rows} rows of {} bytes committed but only {present} bytes present",
+                self.path.display(),
+                self.row_bytes
+            )));
+        };
+        let len = len as usize;
         // SAFETY: rows below the committed count are only changed in place by replace, which readers
         // detect through the sequence; the file is never truncated below a committed length.
         let map = unsafe { MmapOptions::new().len(len).map(&self.file) }.map_err(|e| io(&self.path, e))?;
@@ -384,6 +396,10 @@ impl DataFile {
         let corrupt = |what: &str| Error::Corrupt(format!("replace journal {}: {what}", path.display()));
         if width != row_bytes as u64 || count.checked_mul(8 + width) != Some(body_len) {
             return Err(corrupt("header disagrees with the array"));
+        }
+        let present = file.metadata().map_err(|e| io(&path, e))?.len();
+        if body_len > present.saturating_sub(JOURNAL_HEADER as u64) {
+            return Err(corrupt("shorter than its header says"));
         }
         let mut body = vec![0u8; body_len as usize];
         file.read_exact_at(&mut body, JOURNAL_HEADER as u64).map_err(|_| corrupt("shorter than its header says"))?;

@@ -112,8 +112,19 @@ impl Entry {
     }
 
     fn row_bytes(&self) -> Result<usize> {
-        Ok(self.row_shape.iter().product::<u64>() as usize * self.dtype()?.size())
+        let values = self.row_shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d));
+        values
+            .and_then(|v| usize::try_from(v).ok())
+            .and_then(|v| v.checked_mul(self.dtype().ok()?.size()))
+            .ok_or_else(|| Error::Corrupt(format!("rows of shape {:?} are too large", self.row_shape)))
     }
+}
+
+/// Whether `file` is a name the store gives its data files: `data-<digits>.hsa`.
+fn is_data_file_name(file: &str) -> bool {
+    file.strip_prefix("data-")
+        .and_then(|rest| rest.strip_suffix(".hsa"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// What identifies one version of the catalog file: a rename gives it a new inode.
@@ -319,8 +330,17 @@ impl ArrayStore {
         if catalog.format != FORMAT {
             return Err(Error::Corrupt(format!("array store catalog {}: unknown format {}", path.display(), catalog.format)));
         }
+        // The catalog names the files a drop deletes and the sizes every row is read with: only the
+        // store's own file names and shapes that fit are taken from it.
         for (name, entry) in &catalog.arrays {
-            entry.dtype().map_err(|e| Error::Corrupt(format!("array {name} in {}: {e}", path.display())))?;
+            let checked = entry.dtype().and_then(|_| check_row_shape(&entry.row_shape)).and_then(|_| {
+                if is_data_file_name(&entry.file) {
+                    Ok(())
+                } else {
+                    Err(Error::invalid(format!("file {:?} is not a data file name of this store (data-<n>.hsa)", entry.file)))
+                }
+            });
+            checked.map_err(|e| Error::Corrupt(format!("array {name:?} in {}: {e}", path.display())))?;
         }
         state.files.retain(|file, _| catalog.arrays.values().any(|e| &e.file == file));
         state.catalog = catalog;

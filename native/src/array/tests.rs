@@ -226,7 +226,27 @@ fn damaged_files_are_reported_as_corrupt() {
     let fresh = ArrayStore::open(dir.path(), StoreOptions { read_only: true, ..Default::default() }).unwrap();
     let e = fresh.load("a").unwrap_err();
     assert_eq!(e.kind(), crate::error::ErrorKind::Corrupt, "{e}");
-    assert!(e.to_string().contains("200 rows committed"), "{e}");
+    assert!(e.to_string().contains("200 rows of 2 bytes committed but only 4104 bytes present"), "{e}");
+    // A row count whose size wraps past 2^64 (rows x 2 bytes = 2^64 + 8) is as short of bytes.
+    bytes[8..16].copy_from_slice(&((1u64 << 63) + 4).to_le_bytes());
+    std::fs::write(&data, &bytes).unwrap();
+    let fresh = ArrayStore::open(dir.path(), StoreOptions { read_only: true, ..Default::default() }).unwrap();
+    let e = fresh.load("a").unwrap_err();
+    assert_eq!(e.kind(), crate::error::ErrorKind::Corrupt, "{e}");
+    // A catalog entry naming a file that is not the store's own is refused before anything reads or
+    // deletes it, as is a row shape that does not fit.
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"keep").unwrap();
+    for entry in [r#""file": "../victim.txt""#, r#""file": "/etc/passwd""#, r#""file": "data-1.hsa/../../x""#] {
+        let catalog = format!(r#"{{"format": 1, "next_file": 2, "arrays": {{"a": {{"dtype": "uint8", "row_shape": [2], {entry}}}}}}}"#);
+        std::fs::write(dir.path().join("arrays.json"), catalog).unwrap();
+        let e = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err();
+        assert!(e.kind() == crate::error::ErrorKind::Corrupt && e.to_string().contains("not a data file name"), "{e}");
+    }
+    let huge = r#"{"format": 1, "next_file": 2, "arrays": {"a": {"dtype": "float64", "row_shape": [4294967296, 4294967296], "file": "data-1.hsa"}}}"#;
+    std::fs::write(dir.path().join("arrays.json"), huge).unwrap();
+    assert_eq!(ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err().kind(), crate::error::ErrorKind::Corrupt);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     std::fs::write(dir.path().join("arrays.json"), b"{ not json").unwrap();
     let e = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err();
     assert!(e.to_string().contains("array store catalog") && e.kind() == crate::error::ErrorKind::Corrupt, "{e}");

@@ -25,7 +25,7 @@ import java.util.Set;
  * {@code CALL <catalog>.system.drop_vector_index('schema', 'table', 'column')} drops it, and
  * {@code CALL <catalog>.system.remove_orphan_files('schema', 'table', 72)} removes the files no
  * version of the table references (what killed or aborted writers left) that are older than the
- * given hours (default 72: a writer still writing keeps its files until it commits), and
+ * given hours (default 72, at least 24: a writer still writing keeps its files until it commits), and
  * {@code CALL <catalog>.system.expire_snapshots('schema', 'table', 168, 1)} expires the snapshots
  * older than the given hours (default 168) but the last {@code retain_last} (default 1), deleting
  * the files only they referenced, and
@@ -99,8 +99,10 @@ final class TableProcedures {
     }
 
     public void removeOrphanFiles(String schema, String table, Double olderThanHours) {
-        if (olderThanHours == null || olderThanHours < 0) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more, got " + olderThanHours);
+        if (olderThanHours == null || !(olderThanHours >= 0)) {
+            // NaN too; the library refuses cutoffs younger than a day (a writer may be about to commit).
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be a number of hours, at least 24, got "
+                    + olderThanHours);
         }
         String location = location(schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
@@ -112,7 +114,7 @@ final class TableProcedures {
     }
 
     public void expireSnapshots(String schema, String table, Double olderThanHours, Long retainLast) {
-        if (olderThanHours == null || olderThanHours < 0 || retainLast == null || retainLast < 1) {
+        if (olderThanHours == null || !(olderThanHours >= 0) || retainLast == null || retainLast < 1) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
                     + "at least 1, got " + olderThanHours + " and " + retainLast);
         }

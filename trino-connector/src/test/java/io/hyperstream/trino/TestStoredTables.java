@@ -589,12 +589,18 @@ class TestStoredTables {
         try (var listing = Files.list(data)) {
             assertEquals(files - 1, listing.count(), "committed files stay");
         }
-        runner.execute("CALL lake.system.remove_orphan_files('db', 'events', 0)");
-        assertTrue(!Files.exists(recent));
+        // Younger cutoffs would take the files of a writer about to commit: refused, nothing removed.
+        for (String hours : List.of("0", "23.5", "nan()", "-1")) {
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> runner.execute("CALL lake.system.remove_orphan_files('db', 'events', " + hours + ")"), hours);
+            assertTrue(e.getMessage().contains("older than 24 hours") || e.getMessage().contains("older_than_hours must be"),
+                    hours + ": " + e.getMessage());
+        }
+        assertTrue(Files.exists(recent));
+        Files.setLastModifiedTime(recent, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 30 * 3_600_000L));
+        runner.execute("CALL lake.system.remove_orphan_files('db', 'events', 24)");
+        assertTrue(!Files.exists(recent), "a day-old orphan goes with a cutoff of 24 hours");
         assertEquals(1500L, runner.execute("SELECT count(*) FROM events").getOnlyValue());
-        RuntimeException e = assertThrows(RuntimeException.class,
-                () -> runner.execute("CALL lake.system.remove_orphan_files('db', 'events', -1)"));
-        assertTrue(e.getMessage().contains("older_than_hours must be zero or more"), e.getMessage());
     }
 
     @Test
