@@ -1702,6 +1702,7 @@ impl Table {
             prune: prune.cloned(),
             scalar,
             lineage,
+            reading: String::new(),
         })
     }
 
@@ -1995,6 +1996,7 @@ impl Table {
             storage: self.storage.clone(),
             schema: Arc::new(table_schema.project(&indices)?),
             lineage: read.iter().any(|n| lineage::is_lineage(n)),
+            reading: String::new(),
             // Positions are the file's own: its deletes were left out when they were chosen.
             files: VecDeque::from([DataFile { deletes: Vec::new(), ..file.clone() }]),
             current: None,
@@ -2424,6 +2426,8 @@ struct TableScan {
     scalar: Vec<(String, i32, DataType)>,
     /// Whether row lineage columns are read: batches then carry each row's position in its file.
     lineage: bool,
+    /// The path of the file being read, which its read errors name.
+    reading: String,
 }
 
 /// The name of the virtual column of row positions a lineage read asks the Parquet reader for.
@@ -2830,12 +2834,19 @@ impl TableScan {
                     return Ok(None);
                 };
                 self.current = Some(self.open(&file)?);
+                self.reading = file.file_path;
             }
             let (reader, positions, (first_row_id, sequence_number)) = self.current.as_mut().expect("opened above");
-            match reader.next() {
+            // A page that no longer decodes is the file's damage: named, whether the decoder returned
+            // an error or panicked on it.
+            let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next())).unwrap_or_else(|payload| {
+                let message = crate::error::panic_message(payload.as_ref());
+                Some(Err(ArrowError::ParquetError(format!("the decoder panicked: {message}"))))
+            });
+            match next {
                 None => self.current = None,
                 Some(batch) => {
-                    let batch = batch?;
+                    let batch = batch.map_err(|e| Error::Corrupt(format!("data file {}: {e}", self.reading)))?;
                     let mut columns = Vec::with_capacity(self.schema.fields().len());
                     let row_positions = batch.column_by_name(ROW_POSITION).and_then(|c| arrow::array::AsArray::as_primitive_opt::<Int64Type>(c));
                     for (field, position) in self.schema.fields().iter().zip(positions.iter()) {
