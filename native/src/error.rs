@@ -56,6 +56,23 @@ impl Error {
         Error::InvalidArgument(msg.into())
     }
 
+    /// This error as met while reading `file`, which its message then names (first), unless it
+    /// does already: a damaged manifest list that names a missing manifest is the list's fault.
+    pub fn within(self, file: &str) -> Error {
+        if self.to_string().contains(file) {
+            return self;
+        }
+        match self {
+            Error::InvalidArgument(m) => Error::InvalidArgument(format!("{file}: {m}")),
+            Error::NotFound(m) => Error::NotFound(format!("{file}: {m}")),
+            Error::CommitConflict(m) => Error::CommitConflict(format!("{file}: {m}")),
+            Error::Corrupt(m) => Error::Corrupt(format!("{file}: {m}")),
+            Error::Io { path, source } => Error::Io { path: format!("{file}: {path}"), source },
+            Error::Arrow(e) => Error::Corrupt(format!("{file}: {e}")),
+            Error::Internal(m) => Error::Internal(format!("{file}: {m}")),
+        }
+    }
+
     /// Stable name of the error's kind; the JNI layer picks the Java exception class by it.
     pub fn kind(&self) -> ErrorKind {
         match self {

@@ -1134,7 +1134,15 @@ impl Table {
 
     /// The manifests of a snapshot.
     fn manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
-        read_manifest_list(&self.storage.get(self.storage.relative(&snapshot.manifest_list)?)?, &snapshot.manifest_list)
+        let list = &snapshot.manifest_list;
+        // A list that is not there (or not inside the table) is the metadata version's fault.
+        let version = self.storage.uri(&metadata_file(self.version));
+        let bytes = self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(&version))?;
+        let manifests = read_manifest_list(&bytes, list)?;
+        for manifest in &manifests {
+            self.storage.relative(&manifest.manifest_path).map_err(|e| e.within(list))?;
+        }
+        Ok(manifests)
     }
 
     /// A manifest's entries, each with its sequence numbers (an entry added by the manifest's own
@@ -1144,6 +1152,9 @@ impl Table {
     fn entries_of(&self, manifest: &ManifestFile) -> Result<Vec<ManifestEntry>> {
         let path = self.storage.relative(&manifest.manifest_path)?;
         let mut entries = read_manifest(&self.storage.get(path)?, &manifest.manifest_path)?;
+        for entry in &entries {
+            self.storage.relative(&entry.data_file.file_path).map_err(|e| e.within(&manifest.manifest_path))?;
+        }
         let mut next_row_id = manifest.first_row_id;
         for entry in &mut entries {
             entry.data_file.spec_id = manifest.partition_spec_id;
@@ -1398,7 +1409,8 @@ impl Table {
             Some(p) => self.manifests(p)?,
             None => Vec::new(),
         } {
-            let entries = self.entries_of(&manifest)?;
+            let list = parent.map(|p| p.manifest_list.as_str()).unwrap_or_default();
+            let entries = self.entries_of(&manifest).map_err(|e| e.within(list))?;
             if !entries.iter().any(|e| e.status != STATUS_DELETED && gone.contains(e.data_file.file_path.as_str())) {
                 manifests.push(manifest);
                 continue;
@@ -1552,7 +1564,7 @@ impl Table {
         let mut files = Vec::new();
         let mut deletes = Vec::new();
         for manifest in self.manifests(snapshot)? {
-            for entry in self.entries_of(&manifest)? {
+            for entry in self.entries_of(&manifest).map_err(|e| e.within(&snapshot.manifest_list))? {
                 if entry.status == STATUS_DELETED {
                     continue;
                 }
@@ -2879,7 +2891,10 @@ impl Iterator for TableScan {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_batch().map_err(|e| ArrowError::ExternalError(Box::new(e))).transpose()
+        // What goes wrong with a file's batches is the file's (a damaged footer can declare columns
+        // its pages do not hold): its errors name it.
+        let next = self.next_batch().map_err(|e| if self.reading.is_empty() { e } else { e.within(&self.reading) });
+        next.map_err(|e| ArrowError::ExternalError(Box::new(e))).transpose()
     }
 }
 
