@@ -5,9 +5,16 @@ are atomic, as S3's are. Creates the buckets named on the command line, then pri
 `READY <port>` and serves until killed or until its standard input closes (so it never outlives
 the test that started it).
 
-    python tests/s3_server.py BUCKET [BUCKET ...]
+With `--faults SEED` it fails like an S3 front end under trouble, for the puts of table metadata
+versions (`*.metadata.json`): some are stored and then answered with a 500 (the answer lost after
+the write, as a timeout or a dropped connection leaves it), some refused with a 503 before anything
+is stored. `GET /_faults` answers how many of each it injected.
+
+    python tests/s3_server.py [--faults SEED] BUCKET [BUCKET ...]
 """
+import json
 import logging
+import random
 import sys
 import threading
 import urllib.request
@@ -16,12 +23,51 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import make_server
 
 
+class Faults:
+    """WSGI middleware injecting the failures described above, from a fixed seed."""
+
+    def __init__(self, app, seed):
+        self.app = app
+        self.random = random.Random(seed)
+        self.injected = {"stored_then_500": 0, "refused_503": 0}
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/_faults":
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [json.dumps(self.injected).encode()]
+        if environ["REQUEST_METHOD"] == "PUT" and path.endswith(".metadata.json"):
+            roll = self.random.random()
+            if roll < 0.3:
+                # Store it, then lose the answer.
+                body = self.app(environ, lambda status, headers, exc_info=None: (lambda data: None))
+                try:
+                    for _ in body:
+                        pass
+                finally:
+                    getattr(body, "close", lambda: None)()
+                self.injected["stored_then_500"] += 1
+                start_response("500 Internal Server Error", [("Content-Type", "application/xml")])
+                return [b"<Error><Code>InternalError</Code><Message>injected after storing</Message></Error>"]
+            if roll < 0.4:
+                self.injected["refused_503"] += 1
+                start_response("503 Slow Down", [("Content-Type", "application/xml")])
+                return [b"<Error><Code>SlowDown</Code><Message>injected before storing</Message></Error>"]
+        return self.app(environ, start_response)
+
+
 def main():
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    args = sys.argv[1:]
+    seed = None
+    if args[:1] == ["--faults"]:
+        seed, args = int(args[1]), args[2:]
     app = DomainDispatcherApplication(create_backend_app)
+    if seed is not None:
+        app = Faults(app, seed)
     server = make_server("127.0.0.1", 0, app, threaded=False, request_handler=MotoRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    for bucket in sys.argv[1:]:
+    for bucket in args:
         request = urllib.request.Request(f"http://127.0.0.1:{server.port}/{bucket}", method="PUT")
         urllib.request.urlopen(request).read()
     print(f"READY {server.port}", flush=True)

@@ -15,6 +15,11 @@ pub enum Error {
     /// Another writer committed first and the change cannot be rebased on top of it.
     #[error("commit conflict: {0}")]
     CommitConflict(String),
+    /// A commit failed in a way that leaves open whether it took effect (the store failed after it
+    /// may have stored the new version, and reading it back failed too): reload the table to see,
+    /// and keep every file the commit named, as they may be committed.
+    #[error("commit state unknown: {0}")]
+    CommitStateUnknown(String),
     /// Stored data or metadata failed validation.
     #[error("corrupt data: {0}")]
     Corrupt(String),
@@ -66,6 +71,7 @@ impl Error {
             Error::InvalidArgument(m) => Error::InvalidArgument(format!("{file}: {m}")),
             Error::NotFound(m) => Error::NotFound(format!("{file}: {m}")),
             Error::CommitConflict(m) => Error::CommitConflict(format!("{file}: {m}")),
+            Error::CommitStateUnknown(m) => Error::CommitStateUnknown(format!("{file}: {m}")),
             Error::Corrupt(m) => Error::Corrupt(format!("{file}: {m}")),
             Error::Io { path, source } => Error::Io { path: format!("{file}: {path}"), source },
             Error::Arrow(e) => Error::Corrupt(format!("{file}: {e}")),
@@ -79,6 +85,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::CommitConflict(_) => ErrorKind::CommitConflict,
+            Error::CommitStateUnknown(_) => ErrorKind::CommitStateUnknown,
             Error::Corrupt(_) => ErrorKind::Corrupt,
             Error::Io { .. } => ErrorKind::Io,
             // Arrow errors at this boundary come from batches we were handed or built.
@@ -122,6 +129,7 @@ pub enum ErrorKind {
     InvalidArgument,
     NotFound,
     CommitConflict,
+    CommitStateUnknown,
     Corrupt,
     Io,
     Internal,
@@ -129,10 +137,11 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [ErrorKind; 6] = [
+    pub const ALL: [ErrorKind; 7] = [
         ErrorKind::InvalidArgument,
         ErrorKind::NotFound,
         ErrorKind::CommitConflict,
+        ErrorKind::CommitStateUnknown,
         ErrorKind::Corrupt,
         ErrorKind::Io,
         ErrorKind::Internal,
@@ -144,6 +153,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
             ErrorKind::NotFound => "NOT_FOUND",
             ErrorKind::CommitConflict => "COMMIT_CONFLICT",
+            ErrorKind::CommitStateUnknown => "COMMIT_STATE_UNKNOWN",
             ErrorKind::Corrupt => "CORRUPT",
             ErrorKind::Io => "IO",
             ErrorKind::Internal => "INTERNAL",
@@ -162,6 +172,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => Error::InvalidArgument(msg),
             ErrorKind::NotFound => Error::NotFound(msg),
             ErrorKind::CommitConflict => Error::CommitConflict(msg),
+            ErrorKind::CommitStateUnknown => Error::CommitStateUnknown(msg),
             ErrorKind::Corrupt => Error::Corrupt(msg),
             ErrorKind::Io => Error::Io {
                 path: String::new(),

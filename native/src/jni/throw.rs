@@ -48,6 +48,7 @@ pub fn resolve_classes(env: &mut Env) -> jni::errors::Result<()> {
             ErrorKind::InvalidArgument => jni_str!("io/hyperstream/jni/InvalidArgumentException"),
             ErrorKind::NotFound => jni_str!("io/hyperstream/jni/NotFoundException"),
             ErrorKind::CommitConflict => jni_str!("io/hyperstream/jni/CommitConflictException"),
+            ErrorKind::CommitStateUnknown => jni_str!("io/hyperstream/jni/CommitStateUnknownException"),
             ErrorKind::Corrupt => jni_str!("io/hyperstream/jni/CorruptDataException"),
             ErrorKind::Io => jni_str!("io/hyperstream/jni/HyperStreamIOException"),
             ErrorKind::Internal => jni_str!("io/hyperstream/jni/InternalException"),

@@ -253,6 +253,37 @@ fn metadata_file(version: u64) -> String {
     format!("metadata/v{version}.metadata.json")
 }
 
+/// Puts a new metadata version at `path` if none is there; `Ok(false)` when another writer's is.
+///
+/// An object store can store a put and still fail to answer it (a 5xx, a dropped connection), and
+/// its client retries: a retried conditional put then finds the version "already there", put there
+/// by itself. What is at the path decides: our own bytes (which name a fresh snapshot id and time)
+/// are our commit; other bytes are another writer's; nothing there after a failure is no commit (the
+/// failure stands); and when reading it back fails too, the outcome is unknown
+/// ([`Error::CommitStateUnknown`]).
+fn put_version(storage: &Storage, path: &str, bytes: Bytes) -> Result<bool> {
+    let failed = match storage.put_if_absent(path, bytes.clone()) {
+        Ok(true) => return Ok(true),
+        Ok(false) => None,
+        Err(e) => Some(e),
+    };
+    match storage.get(path) {
+        Ok(found) => Ok(found == bytes),
+        Err(Error::NotFound(_)) => match failed {
+            Some(e) => Err(e),
+            None => Ok(false), // answered "there" but gone since: a race with a drop; the caller retries
+        },
+        Err(unknown) => match failed {
+            Some(e) => Err(Error::CommitStateUnknown(format!(
+                "the put of {} failed ({e}) and reading it back failed too ({unknown}): reload the table to \
+                 see whether the commit took effect, and keep the files it names",
+                storage.uri(path)
+            ))),
+            None => Err(unknown),
+        },
+    }
+}
+
 /// The version `path` holds when it is a metadata version file (`metadata/v<N>.metadata.json`).
 fn metadata_version(path: &str) -> Option<u64> {
     path.strip_prefix("metadata/v")?.strip_suffix(".metadata.json")?.parse().ok()
@@ -282,7 +313,7 @@ impl Table {
             metadata.format_version = 3;
             metadata.next_row_id = Some(0);
         }
-        if !storage.put_if_absent(&metadata_file(1), Bytes::from(metadata.to_json()?))? {
+        if !put_version(&storage, &metadata_file(1), Bytes::from(metadata.to_json()?))? {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
         }
         storage.put(VERSION_HINT, Bytes::from_static(b"1"))?;
@@ -911,8 +942,8 @@ impl Table {
     /// Creates the next metadata version as `next` unless another writer created it first (false).
     fn try_commit(&mut self, next: TableMetadata) -> Result<bool> {
         self.writable()?;
-        let path = metadata_file(self.version + 1);
-        if !self.storage.put_if_absent(&path, Bytes::from(next.to_json()?))? {
+        let placed = put_version(&self.storage, &metadata_file(self.version + 1), Bytes::from(next.to_json()?))?;
+        if !placed {
             return Ok(false);
         }
         self.metadata = next;

@@ -1,6 +1,7 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.CommitStateUnknownException;
 import io.hyperstream.jni.InvalidArgumentException;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
@@ -28,7 +29,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
 
     /** Column to normalized index definition, or to {@link PathOptions#NO_INDEX}. */
     private final Map<String, String> indexes = new java.util.HashMap<>();
-    /** Set once the rows are committed: from then on an abort must not delete their files. */
+    /** Set once the rows are committed, or may be: from then on an abort must not delete their files. */
     private volatile boolean committed;
     /** The HNSW graphs the commit built for the files already there (a declared index). */
     private volatile NativeTable.IndexBuilds declared = new NativeTable.IndexBuilds(0, 0, 0);
@@ -89,10 +90,16 @@ final class HyperStreamWrite implements Write, BatchWrite {
             return;
         }
         try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-            if (overwrite) {
-                table.commitOverwrite(files);
-            } else if (files.length > 0) {
-                table.commitAppend(files);
+            try {
+                if (overwrite) {
+                    table.commitOverwrite(files);
+                } else if (files.length > 0) {
+                    table.commitAppend(files);
+                }
+            } catch (CommitStateUnknownException unknown) {
+                // The commit may have taken effect: the abort Spark calls next must keep the files.
+                committed = true;
+                throw unknown;
             }
             committed = true;
             declareIndexes(table);

@@ -6,6 +6,7 @@ import static io.trino.spi.ErrorType.USER_ERROR;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.hyperstream.jni.CommitConflictException;
+import io.hyperstream.jni.CommitStateUnknownException;
 import io.hyperstream.jni.CorruptDataException;
 import io.hyperstream.jni.HyperStreamException;
 import io.hyperstream.jni.HyperStreamIOException;
@@ -24,7 +25,8 @@ public enum HyperStreamErrorCode implements ErrorCodeSupplier {
     HYPERSTREAM_COMMIT_CONFLICT(2, EXTERNAL),
     HYPERSTREAM_CORRUPT_DATA(3, EXTERNAL),
     HYPERSTREAM_IO_ERROR(4, EXTERNAL),
-    HYPERSTREAM_INTERNAL_ERROR(5, INTERNAL_ERROR);
+    HYPERSTREAM_INTERNAL_ERROR(5, INTERNAL_ERROR),
+    HYPERSTREAM_COMMIT_STATE_UNKNOWN(6, EXTERNAL);
 
     private final ErrorCode errorCode;
 
@@ -46,6 +48,8 @@ public enum HyperStreamErrorCode implements ErrorCodeSupplier {
             code = HYPERSTREAM_NOT_FOUND;
         } else if (e instanceof CommitConflictException) {
             code = HYPERSTREAM_COMMIT_CONFLICT;
+        } else if (e instanceof CommitStateUnknownException) {
+            code = HYPERSTREAM_COMMIT_STATE_UNKNOWN;
         } else if (e instanceof CorruptDataException) {
             code = HYPERSTREAM_CORRUPT_DATA;
         } else if (e instanceof HyperStreamIOException) {

@@ -522,7 +522,15 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     public Optional<ConnectorOutputMetadata> finishCreateTable(ConnectorSession session,
             io.trino.spi.connector.ConnectorOutputTableHandle output, Collection<Slice> fragments,
             Collection<ComputedStatistics> statistics) {
-        commitDataFiles(((HyperStreamTableInsertHandle) output).location(), fragments);
+        try {
+            commitDataFiles(((HyperStreamTableInsertHandle) output).location(), fragments);
+        } catch (TrinoException e) {
+            if (e.getErrorCode().equals(HyperStreamErrorCode.HYPERSTREAM_COMMIT_STATE_UNKNOWN.toErrorCode())) {
+                // The rows may be committed: the cleanup must not remove the new table with them.
+                creating.remove(session.getQueryId());
+            }
+            throw e;
+        }
         creating.remove(session.getQueryId());
         return Optional.empty();
     }

@@ -19,7 +19,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class NativeStreamReader extends ArrowReader {
     private static final Pattern TAGGED = Pattern.compile(
-            "\\[(INVALID_ARGUMENT|NOT_FOUND|COMMIT_CONFLICT|CORRUPT|IO|INTERNAL)] (.*?)(?: \\(\\d+[^()]*\\))?$", Pattern.DOTALL);
+            "\\[(INVALID_ARGUMENT|NOT_FOUND|COMMIT_CONFLICT|COMMIT_STATE_UNKNOWN|CORRUPT|IO|INTERNAL)] (.*?)(?: \\(\\d+[^()]*\\))?$", Pattern.DOTALL);
 
     private final ArrowReader stream;
 
@@ -48,6 +48,7 @@ final class NativeStreamReader extends ArrowReader {
             case "INVALID_ARGUMENT" -> new InvalidArgumentException(message);
             case "NOT_FOUND" -> new NotFoundException(message);
             case "COMMIT_CONFLICT" -> new CommitConflictException(message);
+            case "COMMIT_STATE_UNKNOWN" -> new CommitStateUnknownException(message);
             case "CORRUPT" -> new CorruptDataException(message);
             case "IO" -> new HyperStreamIOException(message);
             default -> new InternalException(message);

@@ -16,6 +16,7 @@ class NativeErrorsTest {
                 "INVALID_ARGUMENT", InvalidArgumentException.class,
                 "NOT_FOUND", NotFoundException.class,
                 "COMMIT_CONFLICT", CommitConflictException.class,
+                "COMMIT_STATE_UNKNOWN", CommitStateUnknownException.class,
                 "CORRUPT", CorruptDataException.class,
                 "IO", HyperStreamIOException.class,
                 "INTERNAL", InternalException.class);
