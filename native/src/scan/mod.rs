@@ -118,7 +118,7 @@ mod tests {
 
     use arrow::array::Int64Array;
     use arrow::datatypes::{DataType, Field, Schema};
-    use arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+    use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 
     use super::*;
 
@@ -156,7 +156,7 @@ mod tests {
         let failing = Failing { schema, next: 0, fail_at: 2, panic };
         let mut ffi = FFI_ArrowArrayStream::new(Box::new(ForeignStream::new(Box::new(failing))));
         // SAFETY: `ffi` is a live stream that from_raw moves out of, leaving it released.
-        let reader = unsafe { ArrowArrayStreamReader::from_raw(&mut ffi) }.unwrap();
+        let reader = unsafe { RecordBatchStreamReader::from_raw(&mut ffi) }.unwrap();
         let mut batches = 0;
         for next in reader {
             match next {
