@@ -25,7 +25,7 @@ public final class TrinoDemo {
     public static void main(String[] args) throws Exception {
         try (DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("hyperstream").setSchema("sample").build()).build()) {
-            IsolatedPlugin.install(runner);
+            io.trino.spi.Plugin plugin = IsolatedPlugin.install(runner);
             runner.createCatalog("hyperstream", "hyperstream", Map.of(
                     "hyperstream.sample.rows", "100000",
                     "hyperstream.sample.dimension", "4",
@@ -55,7 +55,10 @@ public final class TrinoDemo {
                         .getOnlyValue();
                 show(runner, "SELECT count(*) AS rows_at_first_snapshot FROM lake.demo.items FOR VERSION AS OF " + first);
             }
-            OUT.println("native library loaded from: " + io.hyperstream.jni.NativeLibrary.loadedFrom());
+            // The plugin's own copy of the library, loaded in its class loader as a server loads it.
+            Object loadedFrom = plugin.getClass().getClassLoader().loadClass("io.hyperstream.jni.NativeLibrary")
+                    .getMethod("loadedFrom").invoke(null);
+            OUT.println("native library loaded (by the plugin's class loader) from: " + loadedFrom);
         }
     }
 
