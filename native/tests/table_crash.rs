@@ -106,3 +106,189 @@ fn killed_table_writers_leave_a_whole_snapshot() {
     assert!(appends_seen.iter().any(|&n| n > 0), "no kill landed after the writer's first append");
     assert!(appends_seen.windows(2).any(|w| w[0] != w[1]), "every kill landed at the same point");
 }
+
+// ---- every kind of commit, killed at random points, with readers running --------------------------
+
+const OPS_DIR_VAR: &str = "HYPERSTREAM_TABLE_OPS_CRASH_DIR";
+
+/// The columns of the operations test: a vector column with an HNSW index (built as files are
+/// written and rewritten) and a note column the writer renames back and forth.
+fn ops_schema(note: &str) -> Arc<Schema> {
+    let item = Arc::new(Field::new("item", DataType::Float32, false));
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("embedding", DataType::FixedSizeList(item, 4), false),
+        Field::new(note, DataType::Utf8, true),
+    ]))
+}
+
+fn ops_rows(ids: std::ops::Range<i64>, note: &str) -> impl arrow::record_batch::RecordBatchReader {
+    let n = (ids.end - ids.start) as usize;
+    let item = Arc::new(Field::new("item", DataType::Float32, false));
+    let values = Float32Array::from_iter_values(ids.clone().flat_map(|i| [i as f32, 1.0, (i % 7) as f32, -1.0]));
+    let notes = arrow::array::StringArray::from_iter_values(ids.clone().map(|i| format!("row {i}")));
+    let batch = RecordBatch::try_new(
+        ops_schema(note),
+        vec![
+            Arc::new(Int64Array::from_iter_values(ids)),
+            Arc::new(arrow::array::FixedSizeListArray::new(item, 4, Arc::new(values), None)),
+            Arc::new(notes),
+        ],
+    )
+    .unwrap();
+    assert_eq!(batch.num_rows(), n);
+    RecordBatchIterator::new(vec![Ok(batch)], ops_schema(note))
+}
+
+/// Operation `i` of the writer's fixed sequence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    /// Rows `i * ROWS ..` (and an HNSW graph for the new file).
+    Append,
+    /// The rows of the append before whose id % 5 == 0 (position deletes).
+    Delete,
+    /// Compaction: the small files and those with deleted rows rewritten into one (graphs rebuilt).
+    Compact,
+    /// Snapshot expiry, keeping the last three, with the files only expired snapshots referenced.
+    Expire,
+    /// The note column renamed (a schema change).
+    Rename,
+}
+
+fn op(i: i64) -> Op {
+    [Op::Append, Op::Delete, Op::Append, Op::Rename, Op::Append, Op::Compact, Op::Append, Op::Expire][(i % 8) as usize]
+}
+
+fn note_name(i: i64) -> &'static str {
+    // The name the note column has before operation `i`: each rename flips it.
+    if (0..i).filter(|&j| op(j) == Op::Rename).count() % 2 == 0 { "note" } else { "memo" }
+}
+
+/// The live ids once operations `0..done` have taken effect.
+fn model(done: i64) -> Vec<i64> {
+    let mut live = std::collections::BTreeSet::new();
+    let mut last_append = None;
+    for i in 0..done {
+        match op(i) {
+            Op::Append => {
+                live.extend(i * ROWS..(i + 1) * ROWS);
+                last_append = Some(i);
+            }
+            Op::Delete => {
+                if let Some(a) = last_append {
+                    live.retain(|id| !(*id >= a * ROWS && *id < (a + 1) * ROWS && id % 5 == 0));
+                }
+            }
+            Op::Compact | Op::Expire | Op::Rename => {}
+        }
+    }
+    live.into_iter().collect()
+}
+
+#[test]
+#[ignore = "the writer process of killed_writers_of_every_kind_of_commit_leave_whole_operations; run by that test"]
+fn table_ops_crash_writer() {
+    let dir = std::env::var(OPS_DIR_VAR).expect("run by killed_writers_of_every_kind_of_commit_leave_whole_operations");
+    let mut table = Table::create(&dir, &ops_schema("note"), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.create_vector_index("embedding", hyperstream::vector::hnsw::HnswParams { m: 8, ef_construction: 40, ..Default::default() }).unwrap();
+    println!("ready");
+    let mut last_append = None;
+    for i in 0.. {
+        match op(i) {
+            Op::Append => {
+                table.append(ops_rows(i * ROWS..(i + 1) * ROWS, note_name(i))).unwrap();
+                last_append = Some(i);
+            }
+            Op::Delete => {
+                let a = last_append.unwrap();
+                let filter = format!(
+                    r#"{{"op":"and","args":[{{"op":"ge","column":"id","value":{}}},{{"op":"lt","column":"id","value":{}}},{{"op":"in","column":"id","values":[{}]}}]}}"#,
+                    a * ROWS,
+                    (a + 1) * ROWS,
+                    (a * ROWS..(a + 1) * ROWS).filter(|id| id % 5 == 0).map(|id| id.to_string()).collect::<Vec<_>>().join(",")
+                );
+                table.delete_where(Some(&hyperstream::scan::Predicate::from_json(&filter).unwrap())).unwrap();
+            }
+            Op::Compact => {
+                table.rewrite_data_files(1 << 20).unwrap();
+            }
+            Op::Expire => {
+                table.expire_snapshots(i64::MAX, 3).unwrap();
+            }
+            Op::Rename => {
+                let from = note_name(i);
+                table.rename_column(from, if from == "note" { "memo" } else { "note" }).unwrap();
+            }
+        }
+        println!("done {i}");
+    }
+}
+
+/// The live ids of the table's current snapshot.
+fn live_ids(table: &Table) -> hyperstream::Result<Vec<i64>> {
+    let files = table.data_files(table.snapshot(None, None)?)?;
+    let mut ids = Vec::new();
+    for batch in table.scan(files, Some(&["id".to_owned()]), None, 4096)? {
+        ids.extend(batch.map_err(hyperstream::Error::from)?.column(0).as_primitive::<Int64Type>().values().iter().copied());
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+#[test]
+fn killed_writers_of_every_kind_of_commit_leave_whole_operations() {
+    let mut reached = Vec::new();
+    let mut reads = 0u64;
+    for kill in 0..KILLS {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        // Readers run while the writer commits and dies: every read they make sees some whole
+        // operation's rows (a file removed under a reader by expiry ends that read with NotFound).
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (stop, location) = (stop.clone(), location.clone());
+            std::thread::spawn(move || {
+                let models: Vec<Vec<i64>> = (0..=200).map(model).collect();
+                let mut seen = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(table) = Table::load(&location, &HashMap::new()) else { continue };
+                    match live_ids(&table) {
+                        Ok(ids) => {
+                            let whole = models.contains(&ids);
+                            assert!(whole, "kill {kill}: a reader saw rows of no whole operation: {} ids", ids.len());
+                            seen += 1;
+                        }
+                        Err(hyperstream::Error::NotFound(_)) => {}
+                        Err(e) => panic!("kill {kill}: a reader failed: {e}"),
+                    }
+                }
+                seen
+            })
+        };
+        let printed = common::kill_writer_after("table_ops_crash_writer", OPS_DIR_VAR, dir.path(), Duration::from_micros(5_000 + mix(kill ^ 0x0905) % 400_000));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        reads += reader.join().unwrap();
+        let done = printed.iter().filter(|l| l.starts_with("done ")).count() as i64;
+
+        // The table opens at the state after the operations that finished, or after the one the kill
+        // interrupted if its commit had landed.
+        let mut table = Table::load(&location, &HashMap::new()).unwrap();
+        let ids = live_ids(&table).unwrap();
+        let landed = if ids == model(done) { done } else { done + 1 };
+        assert_eq!(ids, model(landed), "kill {kill}: after {done} operations ({:?} next)", op(done));
+        reached.push(landed);
+
+        // A vector search over it answers (graphs or their fallback), orphan removal keeps every
+        // committed row, and the table takes commits again.
+        let search = hyperstream::vector::VectorSearch::new("embedding", vec![3.0, 1.0, 3.0, -1.0], hyperstream::vector::Metric::L2, 3);
+        let files = table.data_files(table.snapshot(None, None).unwrap()).unwrap();
+        let nearest = table.search(files, Some(&["id".to_owned()]), None, &search, 4096).unwrap();
+        assert_eq!(nearest.num_rows(), ids.len().min(3), "kill {kill}");
+        table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+        assert_eq!(live_ids(&table).unwrap(), model(landed), "kill {kill}: rows lost to orphan removal");
+        table.append(ops_rows(1_000_000..1_000_000 + ROWS, note_name(landed))).unwrap();
+    }
+    eprintln!("killed writers left the table after these numbers of whole operations: {reached:?}; readers made {reads} whole reads");
+    assert!(reached.iter().any(|&n| n >= 8), "no kill landed after a whole round of operations");
+    assert!(reads > 0, "the readers read nothing");
+}

@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// Starts this test binary's ignored test `writer` with `var` set to `dir`, waits until it prints
-/// `ready`, lets it run for `run`, then kills it.
-pub fn kill_writer_after(writer: &str, var: &str, dir: &Path, run: Duration) {
+/// `ready`, lets it run for `run`, then kills it; returns the lines it printed after `ready`.
+pub fn kill_writer_after(writer: &str, var: &str, dir: &Path, run: Duration) -> Vec<String> {
     let exe = std::env::current_exe().unwrap();
     let mut child: Child = Command::new(exe)
         .args(["--ignored", "--exact", writer, "--nocapture", "--test-threads=1"])
@@ -24,4 +24,5 @@ pub fn kill_writer_after(writer: &str, var: &str, dir: &Path, run: Duration) {
     std::thread::sleep(run);
     child.kill().unwrap();
     child.wait().unwrap();
+    out.lines().map_while(|l| l.ok()).collect()
 }
