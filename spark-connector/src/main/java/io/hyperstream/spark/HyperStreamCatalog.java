@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
@@ -124,10 +125,14 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     }
 
     private Path namespaceDir(String[] namespace) throws NoSuchNamespaceException {
-        if (namespace.length != 1 || root == null || !checked(namespace[0], () -> root.namespaceExists(namespace[0]))) {
+        if (namespace.length != 1 || root == null) {
             throw new NoSuchNamespaceException(namespace);
         }
-        return root.namespace(namespace[0]);
+        Optional<Path> dir = checked(namespace[0], () -> root.existingNamespace(namespace[0]));
+        if (dir.isEmpty()) {
+            throw new NoSuchNamespaceException(namespace);
+        }
+        return dir.get();
     }
 
     @Override

@@ -126,10 +126,6 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         return config.schema(schema).filter(ArrayTables::isStore);
     }
 
-    private Optional<Path> tableLocation(SchemaTableName name) {
-        return config.storedTable(name);
-    }
-
     @Override
     public ConnectorTableHandle getTableHandle(ConnectorSession session, SchemaTableName name,
             Optional<ConnectorTableVersion> startVersion, Optional<ConnectorTableVersion> endVersion) {
@@ -142,7 +138,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     ? new HyperStreamArrayHandle(name.getSchemaName(), name.getTableName(), arrays.get().toString()) : null;
         }
         if (!name.getSchemaName().equals(SAMPLE_SCHEMA)) {
-            Optional<Path> location = tableLocation(name);
+            Optional<Path> location = config.storedTable(name);
             if (location.isEmpty()) {
                 return null;
             }
@@ -179,7 +175,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return Optional.empty();
         }
         SchemaTableName base = new SchemaTableName(name.getSchemaName(), table.substring(0, table.length() - "$snapshots".length()));
-        return tableLocation(base).map(location -> new SnapshotsTable(base, location.toString()));
+        return config.storedTable(base).map(location -> new SnapshotsTable(base, location.toString()));
     }
 
     private static long snapshotId(ConnectorTableVersion version) {
@@ -478,10 +474,11 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     /** Without CASCADE, a schema directory that holds anything at all (a file too) is not dropped. */
     @Override
     public void dropSchema(ConnectorSession session, String schemaName, boolean cascade) {
-        Path dir = schemaDirectory(schemaName);
-        if (schemaName.equals(SAMPLE_SCHEMA) || !Files.isDirectory(dir) || CatalogRoot.isTable(dir)) {
-            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + schemaName + " does not exist");
-        }
+        schemaDirectory(schemaName); // a catalog without a root has only the sample schema
+        Path dir = named(() -> config.root().orElseThrow().existingNamespace(schemaName))
+                .filter(d -> !schemaName.equals(SAMPLE_SCHEMA))
+                .orElseThrow(() -> new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND,
+                        "schema " + schemaName + " does not exist"));
         if (!cascade && !CatalogRoot.isEmpty(dir)) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_EMPTY, "schema " + schemaName + " is not empty");
         }

@@ -62,10 +62,13 @@ public final class CatalogRoot {
         return Optional.of(table(namespace, table)).filter(CatalogRoot::isTable);
     }
 
-    /** Whether namespace {@code name} exists: a directory under the root that is not a table. */
+    /** The directory of namespace {@code name} when it exists: a directory under the root that is not a table. */
+    public Optional<Path> existingNamespace(String name) {
+        return Optional.of(namespace(name)).filter(dir -> Files.isDirectory(dir) && !isTable(dir));
+    }
+
     public boolean namespaceExists(String name) {
-        Path dir = namespace(name);
-        return Files.isDirectory(dir) && !isTable(dir);
+        return existingNamespace(name).isPresent();
     }
 
     public static boolean isTable(Path dir) {
