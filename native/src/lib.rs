@@ -7,6 +7,7 @@ pub mod array;
 pub mod error;
 pub mod index;
 pub mod limits;
+pub mod memory;
 pub mod rand;
 pub mod runtime;
 pub mod scan;

@@ -100,9 +100,15 @@ impl ScalarIndexBuilder {
         if self.rows + column.len() as u64 > u32::MAX as u64 {
             return Err(Error::invalid("a scalar index covers at most 4,294,967,295 rows of one data file"));
         }
-        self.chunks.push(arrow::array::make_array(column.to_data()));
+        // A copy: the builder outlives the batch, whose buffers go back to the engine.
+        self.chunks.push(crate::memory::copied(column)?);
         self.rows += column.len() as u64;
         Ok(())
+    }
+
+    /// What the builder holds (bytes).
+    pub fn memory(&self) -> usize {
+        self.chunks.iter().map(|c| c.get_array_memory_size()).sum()
     }
 
     /// The column's non-null rows grouped by value: the rows in value order (ascending within a

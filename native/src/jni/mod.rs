@@ -26,7 +26,7 @@ use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
 use crate::vector::gpu::Backend;
 use crate::vector::hnsw::HnswParams;
 use crate::vector::{check_k, IndexUse, Metric, VectorSearch};
-use crate::table::iceberg::Table;
+use crate::table::iceberg::{Table, TableWriter};
 use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
 use crate::{Error, VERSION};
@@ -439,8 +439,9 @@ fn table_of(handle: jlong) -> JniResult<Arc<TableCell>> {
     Ok(unsafe { handle::get::<TableCell>(handle) }?)
 }
 
-fn lock(cell: &TableCell) -> std::sync::MutexGuard<'_, Table> {
-    // A panic while the lock was held leaves the table at a committed version: reuse it.
+fn lock<T>(cell: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while a table's lock was held leaves it at a committed version: reuse it. A writer
+    // that panicked part way through a batch refuses everything but abort itself.
     cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -672,6 +673,117 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFilesNative<
         let files = table.write_data_files(reader)?;
         data_files_out(env, &files)
     })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_isWritePropertyNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    key: JString<'l>,
+) -> jboolean {
+    entry(&mut env, |env| Ok(crate::table::iceberg::is_write_property(&string(env, &key)?)))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_openWriterNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let writer = lock(&cell).writer()?;
+        Ok(handle::into_handle(Mutex::new(writer)))
+    })
+}
+
+type WriterCell = Mutex<TableWriter>;
+
+fn writer_of(handle: jlong) -> JniResult<Arc<WriterCell>> {
+    // SAFETY: NativeHandle passes only open handles.
+    Ok(unsafe { handle::get::<WriterCell>(handle) }?)
+}
+
+/// Takes over the batch Java exported (`Data.exportVectorSchemaRoot`) into the `ArrowArray` and
+/// `ArrowSchema` structs at the two addresses.
+fn import_batch(array_address: jlong, schema_address: jlong) -> JniResult<arrow::array::RecordBatch> {
+    let array_address = non_null(array_address, "ArrowArray")?;
+    let schema_address = non_null(schema_address, "ArrowSchema")?;
+    // SAFETY: Java exported a struct array and its schema into the structs at these addresses;
+    // from_raw moves each out and marks the struct released.
+    let (array, schema) = unsafe {
+        (
+            arrow::ffi::FFI_ArrowArray::from_raw(address_of(array_address)),
+            FFI_ArrowSchema::from_raw(address_of(schema_address)),
+        )
+    };
+    // SAFETY: the array was exported with this schema.
+    let data = unsafe { arrow::ffi::from_ffi(array, &schema) }?;
+    Ok(arrow::array::RecordBatch::from(arrow::array::StructArray::from(data)))
+}
+
+fn address_of<T>(address: jlong) -> *mut T {
+    address as *mut T
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_TableWriter_writeNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    array_address: jlong,
+    schema_address: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = writer_of(handle)?;
+        let batch = import_batch(array_address, schema_address)?;
+        let mut writer = lock(&cell);
+        writer.write(&batch)?;
+        Ok(writer.buffered_bytes() as jlong)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_TableWriter_finishNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = writer_of(handle)?;
+        let files = lock(&cell).finish()?;
+        data_files_out(env, &files)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_TableWriter_abortNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = writer_of(handle)?;
+        let aborted = lock(&cell).abort();
+        Ok(aborted?)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_setWriteMemoryLimitNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    bytes: jlong,
+) {
+    entry(&mut env, |_| Ok(crate::memory::WRITE_BUDGET.set_limit(bytes)?))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_writeMemoryHeldNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    entry(&mut env, |_| Ok(crate::memory::WRITE_BUDGET.held() as jlong))
 }
 
 #[unsafe(no_mangle)]

@@ -21,16 +21,15 @@ use arrow::record_batch::RecordBatchReader;
 use bytes::Bytes;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
-use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::arrow::ProjectionMask;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
 use super::manifest::{
     read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry, ManifestFile,
     STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
 };
 use super::metadata::{MetadataLogEntry, PartitionSpec, Snapshot, SortField, SortOrder, TableMetadata};
-use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, Layout, PartitionPruner};
+use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, PartitionPruner};
 use super::lineage;
 use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
 use super::schema::{Schema, PARQUET_FIELD_ID};
@@ -44,6 +43,9 @@ use rayon::prelude::*;
 use roaring::RoaringTreemap;
 use crate::storage::Storage;
 use crate::{Error, Result};
+
+mod write;
+pub use write::{TableWriter, DEFAULT_TARGET_FILE_SIZE, TARGET_FILE_SIZE};
 
 const VERSION_HINT: &str = "metadata/version-hint.text";
 /// Table property: the most rows a Parquet row group of a new data file holds (the unit that footer
@@ -84,6 +86,12 @@ fn compression(properties: &BTreeMap<String, String>) -> Result<Compression> {
     })
 }
 
+/// Whether `key` is one of Iceberg's write properties this table takes (`write.parquet.*`,
+/// [`TARGET_FILE_SIZE`]): what engines pass through from a CREATE and an ALTER.
+pub fn is_write_property(key: &str) -> bool {
+    key.starts_with("write.parquet.") || key == TARGET_FILE_SIZE
+}
+
 /// Refuses a bloom filter probability outside (0, 1), and a codec or level that does not exist.
 fn check_write_property(key: &str, value: &str) -> Result<()> {
     if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
@@ -91,6 +99,9 @@ fn check_write_property(key: &str, value: &str) -> Result<()> {
     }
     if key == COMPRESSION_CODEC || key == COMPRESSION_LEVEL {
         compression(&BTreeMap::from([(key.to_owned(), value.to_owned())]))?;
+    }
+    if key == TARGET_FILE_SIZE {
+        write::target_file_size(&BTreeMap::from([(key.to_owned(), value.to_owned())]))?;
     }
     Ok(())
 }
@@ -690,114 +701,6 @@ impl Table {
         Ok(Arc::new(ArrowSchema::new_with_metadata(fields, table.metadata().clone())))
     }
 
-    /// Appends every batch of `reader` as new data files (one per partition) and commits a snapshot;
-    /// returns its id.
-    /// Batches must have the table's columns (by name, in any order, castable types); nothing is
-    /// committed when one does not.
-    pub fn append(&mut self, reader: impl RecordBatchReader) -> Result<i64> {
-        let files = self.write_data_files(reader)?;
-        self.commit_append(files)
-    }
-
-    /// Writes the rows of `reader` as data files without committing them (an engine task's part of
-    /// a distributed write): one file, or in a partitioned table one per partition the rows fall
-    /// in, each sorted by the table's sort order when it has one. [`Table::commit_append`] commits
-    /// such files, [`Table::delete_files`] removes them when the write is aborted.
-    pub fn write_data_files(&self, reader: impl RecordBatchReader) -> Result<Vec<DataFile>> {
-        self.write_rows(reader, self.arrow_schema()?)
-    }
-
-    /// As [`Table::write_data_files`], of the columns of `schema`: the table's, or in compaction of
-    /// a format version 3 table also the row lineage columns, so that moved rows keep their ids.
-    fn write_rows(&self, reader: impl RecordBatchReader, schema: SchemaRef) -> Result<Vec<DataFile>> {
-        self.writable()?;
-        let layout = Layout::of(&self.metadata, &schema)?;
-        if layout.is_plain() {
-            return Ok(vec![self.write_file(&schema, reader, &layout, BTreeMap::new(), "")?]);
-        }
-        // Rows are gathered to be split by partition and sorted.
-        let batches = reader.map(|b| conform(&b?, &schema)).collect::<Result<Vec<_>>>()?;
-        let rows = arrow::compute::concat_batches(&schema, &batches)?;
-        drop(batches);
-        if rows.num_rows() == 0 {
-            return Err(Error::invalid("nothing to append: the stream holds no rows"));
-        }
-        let mut files = Vec::new();
-        for part in layout.split(&rows)? {
-            let one = arrow::record_batch::RecordBatchIterator::new([Ok(part.rows)], schema.clone());
-            match self.write_file(&schema, one, &layout, part.partition, &part.directory) {
-                Ok(file) => files.push(file),
-                Err(e) => {
-                    let _ = self.delete_files(&files);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(files)
-    }
-
-    /// Writes one data file (with its sidecars and indexes) of the table's columns (`schema`) under
-    /// `data/<directory>`.
-    fn write_file(&self, schema: &SchemaRef, reader: impl RecordBatchReader, layout: &Layout, partition: BTreeMap<i32, Vec<u8>>, directory: &str) -> Result<DataFile> {
-        let row_group_rows = match self.metadata.properties.get(ROW_GROUP_ROWS) {
-            None => DEFAULT_ROW_GROUP_ROWS,
-            Some(v) => v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
-                Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'"))
-            })?,
-        };
-        let scalar = self.scalar_indexes();
-        let blooms = self.bloom_columns(schema)?;
-        let codec = compression(&self.metadata.properties)?;
-        let (bytes, stats, sidecars, scalar_indexes) = write_parquet(schema, reader, row_group_rows, codec, &scalar, &blooms)?;
-        if stats.rows == 0 {
-            return Err(Error::invalid("nothing to append: the stream holds no rows"));
-        }
-        let data_path = match directory {
-            "" => format!("data/{}.parquet", uuid::Uuid::new_v4()),
-            dir => format!("data/{dir}/{}.parquet", uuid::Uuid::new_v4()),
-        };
-        let size = bytes.len() as i64;
-        let indexes = self.vector_indexes();
-        for sidecar in sidecars {
-            let (id, dimension) = (sidecar.field_id, sidecar.dimension());
-            let vectors = sidecar.finish();
-            if let Some(params) = indexes.get(&id) {
-                let started = std::time::Instant::now();
-                let graph = self.graph_of(&vectors, stats.rows as usize, dimension, *params, &data_path)?;
-                self.storage.put(&hnsw_path(&data_path, id), graph)?;
-                progress(&format!(
-                    "HNSW index on {}, field {id}: new file {data_path} ({} rows) built in {:.2} s",
-                    self.location(),
-                    stats.rows,
-                    started.elapsed().as_secs_f64()
-                ));
-            }
-            self.storage.put(&sidecar_path(&data_path, id), vectors)?;
-        }
-        for (id, index) in scalar_indexes {
-            self.storage.put(&crate::index::scalar_index_path(&data_path, id), Bytes::from(index.finish()?))?;
-        }
-        self.storage.put(&crate::index::ndv::ndv_path(&data_path), Bytes::from(crate::index::ndv::to_bytes(&stats.sketches)))?;
-        self.storage.put(&data_path, bytes)?;
-        Ok(DataFile {
-            content: 0,
-            file_path: self.storage.uri(&data_path),
-            file_format: "PARQUET".to_owned(),
-            record_count: stats.rows as i64,
-            file_size_in_bytes: size,
-            column_sizes: BTreeMap::new(),
-            value_counts: stats.value_counts,
-            null_value_counts: stats.null_counts,
-            lower_bounds: stats.lower,
-            upper_bounds: stats.upper,
-            deletes: Vec::new(),
-            spec_id: layout.spec_id(),
-            partition,
-            sort_order_id: layout.sort_order_id(),
-            ..DataFile::default()
-        })
-    }
-
     /// Commits written data files as one append snapshot; returns its id.
     pub fn commit_append(&mut self, files: Vec<DataFile>) -> Result<i64> {
         if files.is_empty() {
@@ -953,15 +856,16 @@ impl Table {
         Ok(true)
     }
 
-    /// Commits a metadata version that sets (Some) or removes (None) table properties.
-    /// Sets (Some) or removes (None) Iceberg's Parquet write properties (`write.parquet.*`, e.g. bloom
-    /// filter columns) as one commit; they apply to the files written after. Other keys are refused:
-    /// the table's own settings change through their own calls.
+    /// Sets (Some) or removes (None) Iceberg's write properties ([`is_write_property`]: bloom filter
+    /// columns, the Parquet codec, the target file size) as one commit; they apply to the files
+    /// written after. Other keys are refused: the table's own settings change through their own calls.
     pub fn set_write_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
         self.writable()?;
         for (key, value) in changes {
-            if !key.starts_with("write.parquet.") {
-                return Err(Error::invalid(format!("table property '{key}' cannot be changed here: only write.parquet.* properties")));
+            if !is_write_property(key) {
+                return Err(Error::invalid(format!(
+                    "table property '{key}' cannot be changed here: only write.parquet.* and {TARGET_FILE_SIZE}"
+                )));
             }
             if let Some(value) = value {
                 check_write_property(key, value)?;
@@ -2249,148 +2153,6 @@ fn latest_version(storage: &Storage) -> Result<u64> {
         return Err(Error::Corrupt(format!("{} names version {version}, which is missing", storage.uri(VERSION_HINT))));
     }
     Ok(version)
-}
-
-struct WriteStats {
-    rows: u64,
-    value_counts: BTreeMap<i32, i64>,
-    null_counts: BTreeMap<i32, i64>,
-    lower: BTreeMap<i32, Vec<u8>>,
-    upper: BTreeMap<i32, Vec<u8>>,
-    /// A distinct-value sketch of each flat column, by field id.
-    sketches: Vec<(i32, crate::index::ndv::Sketch)>,
-}
-
-/// Casts `batch` to `schema` (columns by name); fails naming the first column that does not fit.
-fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-    for field in batch.schema().fields() {
-        if schema.index_of(field.name()).is_err() {
-            return Err(Error::invalid(format!("column '{}' is not in the table schema", field.name())));
-        }
-    }
-    let mut columns = Vec::with_capacity(schema.fields().len());
-    for field in schema.fields() {
-        let column = match batch.schema().index_of(field.name()) {
-            Ok(i) => batch.column(i).clone(),
-            Err(_) if field.is_nullable() => new_null_array(field.data_type(), batch.num_rows()),
-            Err(_) => return Err(Error::invalid(format!("required column '{}' is missing", field.name()))),
-        };
-        let column = if column.data_type() == field.data_type() {
-            column
-        } else {
-            cast(&column, field.data_type()).map_err(|e| {
-                Error::invalid(format!(
-                    "column '{}' has type {}, which does not fit the table's {}: {e}",
-                    field.name(),
-                    column.data_type(),
-                    field.data_type()
-                ))
-            })?
-        };
-        if !field.is_nullable() && column.null_count() > 0 {
-            return Err(Error::invalid(format!("required column '{}' holds nulls", field.name())));
-        }
-        columns.push(column);
-    }
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
-}
-
-/// Writes the Parquet file, its statistics, a sidecar of each vector column and the scalar index of
-/// each column of `scalar` (field ids; those no longer in the schema are skipped).
-#[allow(clippy::type_complexity)]
-fn write_parquet(
-    schema: &SchemaRef,
-    reader: impl RecordBatchReader,
-    row_group_rows: usize,
-    compression: Compression,
-    scalar: &[i32],
-    blooms: &[(String, f64)],
-) -> Result<(Bytes, WriteStats, Vec<SidecarBuilder>, Vec<(i32, crate::index::ScalarIndexBuilder)>)> {
-    let mut props = WriterProperties::builder()
-        .set_compression(compression)
-        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
-        // Pages of at most this many rows (their locations go to the page index): what a row
-        // selection skips page by page, so a lookup reads a few small pages of each column.
-        .set_data_page_row_count_limit(DATA_PAGE_ROWS);
-    for (column, fpp) in blooms {
-        // Sized for a row group's rows, then folded down to the distinct values it holds.
-        let path = parquet::schema::types::ColumnPath::from(column.as_str());
-        props = props.set_column_bloom_filter_enabled(path.clone(), true).set_column_bloom_filter_fpp(path, *fpp);
-    }
-    let props = props.build();
-    let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))
-        .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
-    let mut stats = WriteStats {
-        rows: 0,
-        value_counts: BTreeMap::new(),
-        null_counts: BTreeMap::new(),
-        lower: BTreeMap::new(),
-        upper: BTreeMap::new(),
-        sketches: Vec::new(),
-    };
-    let mut sketched: Vec<usize> = Vec::new();
-    for (i, field) in schema.fields().iter().enumerate() {
-        if let Some(id) = field_id(field).filter(|_| crate::index::ndv::sketched(field.data_type())) {
-            sketched.push(i);
-            stats.sketches.push((id, Default::default()));
-        }
-    }
-    let mut sidecars: Vec<(usize, SidecarBuilder)> = schema
-        .fields()
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| match (f.data_type(), field_id(f)) {
-            (DataType::FixedSizeList(item, n), Some(id)) if item.data_type() == &DataType::Float32 => {
-                Some((i, SidecarBuilder::new(id, *n as usize)))
-            }
-            _ => None,
-        })
-        .collect();
-    let mut indexes: Vec<(usize, i32, crate::index::ScalarIndexBuilder)> = Vec::new();
-    for (i, field) in schema.fields().iter().enumerate() {
-        if let Some(id) = field_id(field).filter(|id| scalar.contains(id)) {
-            indexes.push((i, id, crate::index::ScalarIndexBuilder::new(field)?));
-        }
-    }
-    for batch in reader {
-        let batch = conform(&batch?, schema)?;
-        for (i, sidecar) in sidecars.iter_mut() {
-            sidecar.append(batch.column(*i).as_ref())?;
-        }
-        for (i, _, index) in indexes.iter_mut() {
-            index.append(batch.column(*i).as_ref())?;
-        }
-        for (&i, (_, sketch)) in sketched.iter().zip(stats.sketches.iter_mut()) {
-            sketch.add(batch.column(i).as_ref());
-        }
-        for (field, column) in schema.fields().iter().zip(batch.columns()) {
-            let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse::<i32>().ok()) else {
-                continue;
-            };
-            *stats.value_counts.entry(id).or_default() += column.len() as i64;
-            *stats.null_counts.entry(id).or_default() += column.null_count() as i64;
-            if let Some((lo, hi)) = bounds(column) {
-                let merge_lo = stats.lower.get(&id).is_none_or(|cur| less(column.data_type(), &lo, cur));
-                if merge_lo {
-                    stats.lower.insert(id, lo);
-                }
-                let merge_hi = stats.upper.get(&id).is_none_or(|cur| less(column.data_type(), cur, &hi));
-                if merge_hi {
-                    stats.upper.insert(id, hi);
-                }
-            }
-        }
-        stats.rows += batch.num_rows() as u64;
-        writer.write(&batch).map_err(|e| Error::Internal(format!("parquet write: {e}")))?;
-    }
-    let bytes = writer.into_inner().map_err(|e| Error::Internal(format!("parquet close: {e}")))?;
-    Ok((
-        Bytes::from(bytes),
-        stats,
-        sidecars.into_iter().map(|(_, s)| s).collect(),
-        indexes.into_iter().map(|(_, id, index)| (id, index)).collect(),
-    ))
 }
 
 /// Iceberg single-value serialization of a column's min and max, for the types bounds serve.

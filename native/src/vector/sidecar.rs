@@ -62,6 +62,11 @@ impl SidecarBuilder {
         Ok(())
     }
 
+    /// What the builder holds (bytes).
+    pub fn memory(&self) -> usize {
+        self.values.capacity() * 4 + self.validity.capacity()
+    }
+
     /// The sidecar's bytes.
     pub fn finish(self) -> Bytes {
         let rows = self.validity.len();

@@ -255,9 +255,10 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             if (PathOptions.indexedColumn(key) != null) {
                 vectorIndexes.put(PathOptions.indexedColumn(key), HyperStreamWrite.checkedIndex("table property '" + key + "'", p.getValue()));
             }
-            if (key.startsWith("hyperstream.") || key.startsWith("write.parquet.") || key.equals(NativeTable.FORMAT_VERSION)) {
-                // The table's own settings (hyperstream.write.row-group-rows), Iceberg's Parquet
-                // write settings (write.parquet.bloom-filter-enabled.column.<name>) and format version.
+            if (key.startsWith("hyperstream.") || NativeTable.isWriteProperty(key) || key.equals(NativeTable.FORMAT_VERSION)) {
+                // The table's own settings (hyperstream.write.row-group-rows), Iceberg's write
+                // settings (write.parquet.bloom-filter-enabled.column.<name>, write.target-file-size-bytes)
+                // and format version.
                 kept.put(key, p.getValue());
             }
             if (key.startsWith("vector.") && key.endsWith(".dimension")) {
@@ -341,16 +342,16 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             String column = PathOptions.indexedColumn(remove.property());
             return table -> HyperStreamWrite.applyVectorIndex(table, column, PathOptions.NO_INDEX);
         }
-        if (change instanceof TableChange.SetProperty set && set.property().startsWith("write.parquet.")) {
+        if (change instanceof TableChange.SetProperty set && NativeTable.isWriteProperty(set.property())) {
             return table -> table.setWriteProperties(Map.of(set.property(), set.value()));
         }
-        if (change instanceof TableChange.RemoveProperty remove && remove.property().startsWith("write.parquet.")) {
+        if (change instanceof TableChange.RemoveProperty remove && NativeTable.isWriteProperty(remove.property())) {
             Map<String, String> removal = new HashMap<>();
             removal.put(remove.property(), null);
             return table -> table.setWriteProperties(removal);
         }
         throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN, "
-                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'vector.<column>.index', 'write.parquet.*'), not "
+                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'vector.<column>.index', 'write.parquet.*', 'write.target-file-size-bytes'), not "
                 + change.getClass().getSimpleName());
     }
 

@@ -1,8 +1,9 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
-import io.hyperstream.jni.BatchListReader;
+import io.hyperstream.jni.NativeLibrary;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.TableWriter;
 import java.io.IOException;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -16,8 +17,10 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 
 /**
- * One write task: Spark rows into Arrow batches in the table's schema, then native data files (one,
- * or one per partition), whose descriptions go to the driver in the commit message.
+ * One write task: Spark rows into Arrow batches in the table's schema, each handed at once to the
+ * native writer, which rolls its bounded buffer into data files (one partition each in a
+ * partitioned table); their descriptions go to the driver in the commit message. The task holds one
+ * batch of rows in Arrow memory at a time.
  */
 final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     /** The data files a task wrote: one, one per partition in a partitioned table, none without rows. */
@@ -27,7 +30,19 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     record Factory(PathOptions options, org.apache.spark.sql.types.StructType schema) implements DataWriterFactory {
         @Override
         public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+            applyWriteMemoryLimit();
             return new HyperStreamDataWriter(options, schema);
+        }
+    }
+
+    /** The Spark configuration key of what an executor's table writers together buffer (bytes). */
+    static final String WRITE_MEMORY_LIMIT = "spark.hyperstream.write.memoryLimit";
+
+    /** Sets the executor's write memory limit when its Spark configuration has one. */
+    private static void applyWriteMemoryLimit() {
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null && env.conf().contains(WRITE_MEMORY_LIMIT)) {
+            NativeLibrary.setWriteMemoryLimit(env.conf().getSizeAsBytes(WRITE_MEMORY_LIMIT));
         }
     }
 
@@ -35,10 +50,9 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     private final BufferAllocator allocator;
     private final NativeTable table;
     private final Schema schema;
-    private final BatchListReader batches;
+    private final TableWriter writer;
     private VectorSchemaRoot root;
     private int rows;
-    private boolean handedOver;
     /** The HNSW graphs this task built for the files it wrote; known once it has written them. */
     private NativeTable.IndexBuilds built = new NativeTable.IndexBuilds(0, 0, 0);
     /** What the task wrote, once it has. */
@@ -52,7 +66,7 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         this.allocator = Allocators.child("spark-write");
         this.table = NativeTable.load(options.path(), options.storage());
         this.schema = table.schema(allocator);
-        this.batches = new BatchListReader(allocator, schema);
+        this.writer = table.openWriter();
         this.root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();
     }
@@ -72,9 +86,8 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
 
     private void flushBatch() {
         root.setRowCount(rows);
-        batches.add(root);
-        root.close();
-        root = VectorSchemaRoot.create(schema, allocator);
+        writer.write(allocator, root);
+        root.clear();
         root.allocateNew();
         rows = 0;
     }
@@ -97,7 +110,7 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         return finish();
     }
 
-    /** Writes the buffered rows as native data files, once. */
+    /** Hands over the last rows and has the writer write what it still holds, once. */
     private Written finish() {
         if (written != null) {
             return written;
@@ -105,12 +118,7 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         if (rows > 0) {
             flushBatch();
         }
-        if (batches.batchCount() == 0) {
-            written = new Written(new String[0]);
-            return written;
-        }
-        handedOver = true; // native code closes the reader
-        written = new Written(table.writeDataFiles(allocator, batches));
+        written = new Written(writer.finish());
         built = table.indexBuilds();
         return written;
     }
@@ -122,20 +130,15 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
 
     @Override
     public void abort() {
-        // Files written but never handed to the driver are this task's to delete; buffered
-        // batches go with close().
-        if (written != null && written.dataFiles().length > 0) {
-            table.deleteFiles(written.dataFiles());
-        }
+        // Files written but never handed to the driver (rolled ones too) are this task's to delete.
+        writer.abort();
     }
 
     @Override
     public void close() throws IOException {
         try {
             root.close();
-            if (!handedOver) {
-                batches.close();
-            }
+            writer.close();
         } finally {
             table.close();
             allocator.close();

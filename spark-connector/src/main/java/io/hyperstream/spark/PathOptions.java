@@ -19,8 +19,8 @@ import java.util.Map;
  *   <tr><td>snapshot-id</td><td>read the table as of this snapshot (time travel)</td></tr>
  *   <tr><td>as-of-timestamp</td><td>read the snapshot current at this time, in epoch milliseconds</td></tr>
  *   <tr><td>vector.&lt;column&gt;.dimension</td><td>on create: store {@code array<float>} column as a vector of this length</td></tr>
- *   <tr><td>format-version, write.parquet.*</td><td>on create: the table's Iceberg format version (2 or 3) and
- *       Parquet write properties (e.g. {@code write.parquet.compression-codec}), as table properties</td></tr>
+ *   <tr><td>format-version, write.parquet.*, write.target-file-size-bytes</td><td>on create: the table's Iceberg format
+ *       version (2 or 3) and write properties (e.g. {@code write.parquet.compression-codec}), as table properties</td></tr>
  *   <tr><td>batch.rows</td><td>rows per columnar batch, read and write (8192)</td></tr>
  *   <tr><td>split.rows</td><td>a data file of more rows (and row groups) than this is read by several tasks, each a
  *       run of its row groups of about this many rows (1048576)</td></tr>
@@ -197,13 +197,13 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
                 vectors.put(column, Limits.dimension("option '" + e.getKey() + "'", parse(key, value)));
             } else if (key.startsWith("storage.")) {
                 storage.put(e.getKey().substring("storage.".length()), value);
-            } else if (key.equals(NativeTable.FORMAT_VERSION) || key.startsWith("write.parquet.")) {
+            } else if (key.equals(NativeTable.FORMAT_VERSION) || NativeTable.isWriteProperty(e.getKey())) {
                 creation.put(e.getKey(), value);
             } else {
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
                         + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
-                        + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, split.rows");
+                        + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, write.target-file-size-bytes, split.rows");
             }
         }
         if (snapshotId != NOT_GIVEN && asOf != NOT_GIVEN) {

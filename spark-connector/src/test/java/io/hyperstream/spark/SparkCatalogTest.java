@@ -43,6 +43,27 @@ class SparkCatalogTest {
         return spark.sql(query).collectAsList();
     }
 
+    /** Write tasks hold a bounded buffer: an INSERT rolls files at the table's target size, losing no row. */
+    @Test
+    void insertsRollDataFilesAtTheTablesTargetSize() throws Exception {
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.rolled");
+        sql("CREATE TABLE lake.rolled.t (id BIGINT, name STRING) USING hyperstream "
+                + "TBLPROPERTIES ('write.target-file-size-bytes' = '1048576')");
+        sql("INSERT INTO lake.rolled.t SELECT id, concat('name-', id * 7919, '-', id) FROM range(0, 300000, 1, 2)");
+        long files;
+        try (var walk = Files.walk(root.resolve("rolled").resolve("t").resolve("data"))) {
+            files = walk.filter(p -> p.toString().endsWith(".parquet")).count();
+        }
+        assertTrue(files >= 4, "two tasks, each rolling files: " + files);
+        Row totals = sql("SELECT count(*), sum(id) FROM lake.rolled.t").get(0);
+        assertEquals(300_000L, totals.getLong(0));
+        assertEquals(44_999_850_000L, totals.getLong(1));
+        assertEquals("name-7919-1", sql("SELECT name FROM lake.rolled.t WHERE id = 1").get(0).getString(0));
+        String bad = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.rolled.bad (id BIGINT) USING hyperstream "
+                + "TBLPROPERTIES ('write.target-file-size-bytes' = '12')")).getMessage();
+        assertTrue(bad.contains("write.target-file-size-bytes") && bad.contains("'12'"), bad);
+    }
+
     @Test
     void vectorIndexesAreManagedThroughTableProperties() {
         sql("CREATE NAMESPACE IF NOT EXISTS lake.vec");

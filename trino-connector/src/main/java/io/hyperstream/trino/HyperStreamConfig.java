@@ -25,17 +25,21 @@ import java.util.TreeSet;
  *   <tr><td>hyperstream.split-rows</td><td>1048576</td><td>most rows one split reads</td></tr>
  *   <tr><td>hyperstream.batch-rows</td><td>8192</td><td>rows per page</td></tr>
  *   <tr><td>hyperstream.root</td><td>(none)</td><td>local directory of stored tables: {@code <root>/<schema>/<table>}</td></tr>
+ *   <tr><td>hyperstream.write.memory-limit</td><td>1073741824</td><td>bytes the catalog's table writers on a node
+ *       together buffer before each rolls what it holds into data files (at least 16 MiB)</td></tr>
  * </table>
  */
 record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, long splitRows, int batchRows,
-        Optional<CatalogRoot> root) {
+        Optional<CatalogRoot> root, java.util.OptionalLong writeMemoryLimit) {
     static final String SAMPLE_ROWS = "hyperstream.sample.rows";
     static final String SAMPLE_DIMENSION = "hyperstream.sample.dimension";
     static final String SAMPLE_SEED = "hyperstream.sample.seed";
     static final String SPLIT_ROWS = "hyperstream.split-rows";
     static final String BATCH_ROWS = "hyperstream.batch-rows";
     static final String ROOT = "hyperstream.root";
-    private static final Set<String> KNOWN = new TreeSet<>(Set.of(SAMPLE_ROWS, SAMPLE_DIMENSION, SAMPLE_SEED, SPLIT_ROWS, BATCH_ROWS, ROOT));
+    static final String WRITE_MEMORY_LIMIT = "hyperstream.write.memory-limit";
+    private static final Set<String> KNOWN =
+            new TreeSet<>(Set.of(SAMPLE_ROWS, SAMPLE_DIMENSION, SAMPLE_SEED, SPLIT_ROWS, BATCH_ROWS, ROOT, WRITE_MEMORY_LIMIT));
 
     static HyperStreamConfig from(Map<String, String> properties) {
         for (String key : properties.keySet()) {
@@ -62,8 +66,25 @@ record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, 
         if (root.isPresent() && !java.nio.file.Files.isDirectory(root.get())) {
             throw new TrinoException(CONFIGURATION_INVALID, ROOT + " is not a directory: " + root.get());
         }
+        java.util.OptionalLong writeMemoryLimit = properties.containsKey(WRITE_MEMORY_LIMIT)
+                ? java.util.OptionalLong.of(parse(properties, WRITE_MEMORY_LIMIT, 0))
+                : java.util.OptionalLong.empty();
         return new HyperStreamConfig(parse(properties, SAMPLE_ROWS, 100_000), (int) dimension,
-                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows, root.map(CatalogRoot::new));
+                parse(properties, SAMPLE_SEED, 0), splitRows, (int) batchRows, root.map(CatalogRoot::new), writeMemoryLimit);
+    }
+
+    /**
+     * Sets the write memory limit this catalog asks for in its copy of the native library (each
+     * catalog loads its own, so each has its own budget).
+     */
+    void applyWriteMemoryLimit() {
+        if (writeMemoryLimit.isPresent()) {
+            try {
+                io.hyperstream.jni.NativeLibrary.setWriteMemoryLimit(writeMemoryLimit.getAsLong());
+            } catch (InvalidArgumentException e) {
+                throw new TrinoException(CONFIGURATION_INVALID, WRITE_MEMORY_LIMIT + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     /** The directory of schema {@code schema} (which may not exist), when this catalog has a root. */

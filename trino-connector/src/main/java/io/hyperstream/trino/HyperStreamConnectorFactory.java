@@ -18,6 +18,7 @@ public final class HyperStreamConnectorFactory implements ConnectorFactory {
         HyperStreamConfig config = HyperStreamConfig.from(properties);
         // Load now, in the plugin's class loader, so a missing library fails the catalog, not a query.
         NativeLibrary.load();
+        config.applyWriteMemoryLimit();
         return new HyperStreamConnector(catalogName, config);
     }
 }

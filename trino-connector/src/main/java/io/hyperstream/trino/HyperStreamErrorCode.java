@@ -69,6 +69,14 @@ public enum HyperStreamErrorCode implements ErrorCodeSupplier {
         }
     }
 
+    /** As {@link #nativeCall(Supplier)}, for a call that returns nothing. */
+    public static void nativeRun(Runnable call) {
+        nativeCall(() -> {
+            call.run();
+            return null;
+        });
+    }
+
     /**
      * Runs {@code resolve}, a schema or table name turned into a path by {@link io.hyperstream.jni.CatalogRoot};
      * a name the catalog refuses fails as Trino's connectors fail an identifier they cannot take

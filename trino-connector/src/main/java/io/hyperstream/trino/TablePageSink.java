@@ -1,12 +1,13 @@
 package io.hyperstream.trino;
 
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
+import static io.hyperstream.trino.HyperStreamErrorCode.nativeRun;
 
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.hyperstream.jni.Allocators;
-import io.hyperstream.jni.BatchListReader;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.TableWriter;
 import io.trino.spi.Page;
 import io.trino.spi.connector.ConnectorPageSink;
 import java.util.Collection;
@@ -18,30 +19,37 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * One writer of an INSERT into a stored table: pages into Arrow batches in the table's schema,
- * written as native data files when the writer finishes (one, or one per partition); their
- * descriptions are the fragments that {@code finishInsert} commits.
+ * One writer of an INSERT into a stored table: each page becomes an Arrow batch in the table's
+ * schema, handed at once to the native writer, which rolls its bounded buffer into data files (one
+ * partition each in a partitioned table); their descriptions are the fragments that
+ * {@code finishInsert} commits. What the native writer holds is reported to Trino's memory
+ * accounting.
  */
 final class TablePageSink implements ConnectorPageSink {
     private final HyperStreamTableInsertHandle insert;
     private final BufferAllocator allocator;
     private final NativeTable table;
+    private final TableWriter writer;
     private final Schema schema;
-    private final BatchListReader batches;
-    private boolean handedOver;
     private boolean closed;
 
     TablePageSink(HyperStreamTableInsertHandle insert) {
         this.insert = insert;
         this.allocator = Allocators.child("trino-table-sink");
+        NativeTable opened = null;
         try {
-            this.table = nativeCall(() -> NativeTable.load(insert.location(), java.util.Map.of()));
-            this.schema = nativeCall(() -> table.schema(allocator));
+            opened = nativeCall(() -> NativeTable.load(insert.location(), java.util.Map.of()));
+            NativeTable loaded = opened;
+            this.schema = nativeCall(() -> loaded.schema(allocator));
+            this.writer = nativeCall(loaded::openWriter);
+            this.table = opened;
         } catch (RuntimeException e) {
+            if (opened != null) {
+                opened.close();
+            }
             allocator.close();
             throw e;
         }
-        this.batches = new BatchListReader(allocator, schema);
     }
 
     @Override
@@ -58,19 +66,21 @@ final class TablePageSink implements ConnectorPageSink {
                 }
             }
             root.setRowCount(rows);
-            batches.add(root);
+            nativeRun(() -> writer.write(allocator, root));
         }
         return NOT_BLOCKED;
+    }
+
+    /** The native writer's buffer: the data file being built, or rows waiting to be partitioned. */
+    @Override
+    public long getMemoryUsage() {
+        return closed ? 0 : writer.bufferedBytes() + allocator.getAllocatedMemory();
     }
 
     @Override
     public CompletableFuture<Collection<Slice>> finish() {
         try {
-            if (batches.batchCount() == 0) {
-                return CompletableFuture.completedFuture(List.of());
-            }
-            handedOver = true; // native code closes the reader
-            String[] files = nativeCall(() -> table.writeDataFiles(allocator, batches));
+            String[] files = nativeCall(writer::finish);
             return CompletableFuture.completedFuture(java.util.Arrays.stream(files).map(Slices::utf8Slice).toList());
         } finally {
             close();
@@ -79,7 +89,13 @@ final class TablePageSink implements ConnectorPageSink {
 
     @Override
     public void abort() {
-        close();
+        try {
+            if (!closed) {
+                nativeRun(writer::abort);
+            }
+        } finally {
+            close();
+        }
     }
 
     private void close() {
@@ -88,9 +104,7 @@ final class TablePageSink implements ConnectorPageSink {
         }
         closed = true;
         try {
-            if (!handedOver) {
-                io.hyperstream.jni.ArrowStreams.closeQuietly(batches);
-            }
+            writer.close();
             table.close();
         } finally {
             allocator.close();

@@ -122,6 +122,21 @@ public final class NativeLibrary {
         return allocatedBytes();
     }
 
+    /**
+     * Sets what the process's table writers together may buffer in native memory (bytes, at least
+     * 16 MiB; 1 GiB unless set): past it, a writer turns what it holds into data files early.
+     */
+    public static void setWriteMemoryLimit(long bytes) {
+        load();
+        setWriteMemoryLimitNative(bytes);
+    }
+
+    /** What the process's table writers buffer now (bytes of native memory). */
+    public static long writeMemoryHeld() {
+        load();
+        return writeMemoryHeldNative();
+    }
+
     /** One line per compute backend (cpu, cuda, wgpu): compiled in, and whether a device answered. */
     public static String gpuBackends() {
         load();
@@ -156,6 +171,10 @@ public final class NativeLibrary {
     }
 
     private static native void armStreamPanicNative(int afterBatches);
+
+    private static native void setWriteMemoryLimitNative(long bytes);
+
+    private static native long writeMemoryHeldNative();
 
     private static native String nativeVersion();
 

@@ -106,6 +106,24 @@ public final class NativeTable extends NativeHandle {
         });
     }
 
+    /**
+     * Whether {@code key} is one of Iceberg's write properties a table takes ({@code write.parquet.*},
+     * {@code write.target-file-size-bytes}): what a CREATE passes through and an ALTER may change
+     * ({@link #setWriteProperties}).
+     */
+    public static boolean isWriteProperty(String key) {
+        NativeLibrary.load();
+        return isWritePropertyNative(key);
+    }
+
+    /**
+     * A writer of the table's rows for an engine task, fed one batch at a time with a bounded
+     * buffer (see {@link TableWriter}); close it when the task ends.
+     */
+    public TableWriter openWriter() {
+        return new TableWriter(call(NativeTable::openWriterNative), location);
+    }
+
     /** Commits data files written by {@link #writeDataFiles} as one append; returns the snapshot id. */
     public long commitAppend(String[] dataFiles) {
         return call(h -> commitAppendNative(h, dataFiles, false));
@@ -207,9 +225,9 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Sets (a value) or removes (null) Iceberg's Parquet write properties ({@code write.parquet.*},
-     * e.g. {@code write.parquet.bloom-filter-enabled.column.<col>}) as one commit; they apply to the
-     * data files written after.
+     * Sets (a value) or removes (null) Iceberg's write properties ({@link #isWriteProperty}: e.g.
+     * {@code write.parquet.bloom-filter-enabled.column.<col>}, {@code write.target-file-size-bytes})
+     * as one commit; they apply to the data files written after.
      */
     public void setWriteProperties(Map<String, String> changes) {
         String[] keys = changes.keySet().toArray(String[]::new);
@@ -573,6 +591,10 @@ public final class NativeTable extends NativeHandle {
     private static native long[] snapshotsNative(long handle);
 
     private static native String[] writeDataFilesNative(long handle, long streamAddress);
+
+    private static native long openWriterNative(long handle);
+
+    private static native boolean isWritePropertyNative(String key);
 
     private static native String[] layoutNative(long handle, int which);
 

@@ -160,6 +160,80 @@ class IcebergInteropTest {
                 .where(org.apache.iceberg.expressions.Expressions.greaterThanOrEqual("id", 300L)).build()).size());
     }
 
+    /**
+     * A task's writer fed batch by batch keeps a bounded buffer: it rolls data files at the table's
+     * target size, Java's buffers are free after each batch, and Iceberg Java reads every row of the
+     * files it rolled. Bad batches and limits fail as invalid arguments; an aborted writer removes
+     * its files.
+     */
+    @Test
+    void writersFedBatchByBatchRollFilesThatIcebergJavaReadsWhole() throws Exception {
+        String location = dir.resolve("rolled").toString();
+        int batches = 40;
+        int rowsPerBatch = 5_000;
+        try (NativeTable table = NativeTable.create(location, arrowSchema(),
+                Map.of("write.target-file-size-bytes", String.valueOf(4 << 20)), Map.of(), allocator)) {
+            String[] files;
+            try (TableWriter writer = table.openWriter()) {
+                for (int b = 0; b < batches; b++) {
+                    try (ArrowReader reader = rows((long) b * rowsPerBatch, (long) (b + 1) * rowsPerBatch)) {
+                        reader.loadNextBatch();
+                        writer.write(allocator, reader.getVectorSchemaRoot());
+                    }
+                    assertEquals(0, allocator.getAllocatedMemory(), "the writer keeps no Java buffer");
+                    assertTrue(writer.bufferedBytes() < 4 << 20, "what reaches the target is rolled: " + writer.bufferedBytes());
+                }
+                files = writer.finish();
+            }
+            assertTrue(files.length >= 3, files.length + " files");
+            table.commitAppend(files);
+
+            try (TableWriter aborted = table.openWriter()) {
+                for (int b = 0; b < 4; b++) {
+                    try (ArrowReader reader = rows(1_000_000L + (long) b * rowsPerBatch, 1_000_000L + (long) (b + 1) * rowsPerBatch)) {
+                        reader.loadNextBatch();
+                        aborted.write(allocator, reader.getVectorSchemaRoot());
+                    }
+                    if (b == 0) {
+                        assertTrue(aborted.bufferedBytes() > 0, "one batch is under the target");
+                        assertTrue(NativeLibrary.writeMemoryHeld() >= aborted.bufferedBytes(), "the process budget counts it");
+                    }
+                }
+                aborted.abort();
+            }
+            try (TableWriter bad = table.openWriter();
+                    VectorSchemaRoot root = VectorSchemaRoot.create(new Schema(List.of(Field.nullable("id", ArrowType.Utf8.INSTANCE))), allocator)) {
+                root.allocateNew();
+                ((VarCharVector) root.getVector("id")).setSafe(0, "not a number".getBytes(StandardCharsets.UTF_8));
+                root.setRowCount(1);
+                assertThrows(InvalidArgumentException.class, () -> bad.write(allocator, root));
+                assertThrows(InvalidArgumentException.class, bad::finish, "a writer that failed part way can only be aborted");
+                bad.abort();
+            }
+        }
+        assertThrows(InvalidArgumentException.class, () -> NativeLibrary.setWriteMemoryLimit(1024));
+        Table iceberg = new HadoopTables(new Configuration()).load(location);
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(batches * rowsPerBatch, rows.size(), "the aborted writer's rows are not there");
+        for (long id = 0; id < (long) batches * rowsPerBatch; id += 997) {
+            assertEquals(name(id), rows.get(id).getField("name"));
+        }
+        try (var data = Files.walk(Path.of(location, "data"))) {
+            assertEquals(countFiles(iceberg), data.filter(p -> p.toString().endsWith(".parquet")).count(),
+                    "no file of the aborted writers is left");
+        }
+    }
+
+    private static long countFiles(Table iceberg) throws java.io.IOException {
+        try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = iceberg.newScan().planFiles()) {
+            long n = 0;
+            for (org.apache.iceberg.FileScanTask ignored : tasks) {
+                n++;
+            }
+            return n;
+        }
+    }
+
     @Test
     void pyicebergStaticTableReadsTablesWrittenByHyperStream() throws Exception {
         String python = System.getProperty("hyperstream.test.python", "");
