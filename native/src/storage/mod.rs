@@ -15,6 +15,8 @@ use crate::runtime::block_on;
 use crate::{Error, Result};
 
 pub mod names;
+#[cfg(test)]
+mod power_loss;
 
 /// A table location and the store behind it. Paths given to its methods are relative to the
 /// location, `/`-separated (`metadata/v1.metadata.json`).
@@ -39,7 +41,7 @@ impl Storage {
         if !is_url || location.starts_with("file://") {
             let dir = location.strip_prefix("file://").unwrap_or(location);
             let dir = std::path::absolute(dir).map_err(|e| io(dir, e))?;
-            std::fs::create_dir_all(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
+            create_dir_durably(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
             let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| store_error(location, e))?;
             return Ok(Self {
                 store: Arc::new(store),
@@ -167,6 +169,9 @@ impl Storage {
     }
 
     pub fn delete(&self, relative: &str) -> Result<()> {
+        if let Some(dir) = &self.local {
+            return remove_local(&dir.join(relative)).map_err(|e| io(relative, e));
+        }
         let path = self.path(relative);
         block_on(async {
             match self.store.delete(&path).await {
@@ -237,11 +242,7 @@ impl Storage {
             return Ok(());
         };
         let path = dir.join(relative);
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io(&path.display().to_string(), e)),
-        }
+        remove_local(&path).map_err(|e| io(&path.display().to_string(), e))
     }
 
     fn error(&self, relative: &str, e: object_store::Error) -> Error {
@@ -260,22 +261,27 @@ fn is_staged(name: &str) -> bool {
 
 /// Writes `bytes` to `path` durably: into a staged file beside it (`<name>#<n>`, which listings
 /// skip), synced to disk, then renamed over `path` (or, with `create_only`, hard-linked to it, which
-/// fails when `path` exists: `Ok(false)`), then the directory synced (and its parent, for a directory
-/// this write made). After a power loss, `path` holds all of `bytes` or is as it was; never a part.
+/// fails when `path` exists: `Ok(false)`), then the directory synced; directories it makes are made
+/// durably first. After a power loss, `path` holds all of `bytes` or is as it was; never a part.
+/// The power-loss tests (`power_loss.rs`) check this against a model that keeps only what was synced.
 fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io::Result<bool> {
     use std::io::Write;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("a file path without a directory"))?;
-    let made_dir = !dir.exists();
-    std::fs::create_dir_all(dir)?;
+    create_dir_durably(dir)?;
     let name = path.file_name().ok_or_else(|| std::io::Error::other("a file path without a name"))?;
     let staged = dir.join(format!("{}#{}", name.to_string_lossy(), uuid::Uuid::new_v4().as_u128() % 10_000_000_000_000_000_000));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&staged)?;
         file.write_all(bytes)?;
-        file.sync_all()
+        #[cfg(test)]
+        power_loss::record(power_loss::Op::Write(staged.clone(), bytes.to_vec()));
+        file.sync_all()?;
+        #[cfg(test)]
+        power_loss::record(power_loss::Op::SyncFile(staged.clone()));
+        Ok(())
     })();
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&staged);
+        let _ = remove_local(&staged);
         return Err(e);
     }
     let placed = if create_only {
@@ -284,24 +290,63 @@ fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e),
         };
-        let _ = std::fs::remove_file(&staged);
+        #[cfg(test)]
+        if matches!(linked, Ok(true)) {
+            power_loss::record(power_loss::Op::Link(staged.clone(), path.to_owned()));
+        }
+        let _ = remove_local(&staged);
         linked?
     } else {
         if let Err(e) = std::fs::rename(&staged, path) {
-            let _ = std::fs::remove_file(&staged);
+            let _ = remove_local(&staged);
             return Err(e);
         }
+        #[cfg(test)]
+        power_loss::record(power_loss::Op::Rename(staged.clone(), path.to_owned()));
         true
     };
     if placed {
-        std::fs::File::open(dir)?.sync_all()?;
-        if made_dir {
-            if let Some(parent) = dir.parent() {
-                std::fs::File::open(parent)?.sync_all()?;
-            }
-        }
+        sync_dir(dir)?;
     }
     Ok(placed)
+}
+
+/// Makes `dir` and its missing ancestors, each made one durable (its parent synced after it).
+fn create_dir_durably(dir: &std::path::Path) -> std::io::Result<()> {
+    let missing: Vec<&std::path::Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    // Shallowest first: each one's entry is synced into its parent before the next is relied on.
+    for made in missing.iter().rev() {
+        #[cfg(test)]
+        power_loss::record(power_loss::Op::CreateDir(made.to_path_buf()));
+        if let Some(parent) = made.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()?;
+    #[cfg(test)]
+    power_loss::record(power_loss::Op::SyncDir(dir.to_owned()));
+    Ok(())
+}
+
+/// Removes the file at `path`; one that is not there is not an error.
+fn remove_local(path: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            #[cfg(test)]
+            power_loss::record(power_loss::Op::Remove(path.to_owned()));
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn io(path: &str, source: std::io::Error) -> Error {
