@@ -1,0 +1,114 @@
+package io.hyperstream.jni;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.ipc.ArrowReader;
+
+/**
+ * What the engines' commit crash tests share: a writer JVM (a main class of the test class path,
+ * started with this JVM's options and {@code hyperstream.*} properties) killed after it says {@code ready}, and the checks of a table of
+ * {@code id} rows that the writer fills with whole INSERTs of consecutive ids.
+ */
+public final class CommitCrashes {
+    private CommitCrashes() {}
+
+    /**
+     * Runs {@code main} with {@code args} in a JVM of its own, waits until it prints {@code ready},
+     * lets it run for {@code millis}, then kills it (SIGKILL); returns the lines it printed.
+     */
+    public static List<String> killAfter(Class<?> main, List<String> args, long millis) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        // The build's settings (the plugin directory, the library path) reach the fork as properties.
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("hyperstream."))
+                .forEach(k -> command.add("-D" + k + "=" + System.getProperty(k)));
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(main.getName());
+        command.addAll(args);
+        // Output goes to a file: a pipe nobody reads while the writer runs would stall it.
+        Path log = Files.createTempFile("hyperstream-crash-writer", ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            while (Files.readAllLines(log, StandardCharsets.UTF_8).stream().noneMatch(l -> l.contains("ready"))) {
+                if (!process.isAlive()) {
+                    throw new AssertionError("the writer stopped before it was ready:\n" + Files.readString(log));
+                }
+                Thread.sleep(20);
+            }
+            Thread.sleep(millis);
+        } finally {
+            process.destroyForcibly();
+            process.waitFor(60, TimeUnit.SECONDS);
+        }
+        List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+        Files.delete(log);
+        return lines;
+    }
+
+    /** The {@code id} column of every live row of the table at {@code location}, sorted. */
+    public static long[] ids(BufferAllocator allocator, String location) throws IOException {
+        try (NativeTable table = NativeTable.load(location, Map.of());
+                ArrowReader reader = table.scanFiles(allocator, table.dataFiles(-1, -1), new String[] {"id"}, 65_536)) {
+            List<Long> ids = new ArrayList<>();
+            while (reader.loadNextBatch()) {
+                BigIntVector column = (BigIntVector) reader.getVectorSchemaRoot().getVector(0);
+                for (int i = 0; i < column.getValueCount(); i++) {
+                    ids.add(column.get(i));
+                }
+            }
+            return ids.stream().mapToLong(Long::longValue).sorted().toArray();
+        }
+    }
+
+    /** How many whole INSERTs of {@code rowsPerInsert} consecutive ids {@code ids} hold; fails if not whole. */
+    public static int wholeInserts(long[] ids, int rowsPerInsert, String what) {
+        assertEquals(0, ids.length % rowsPerInsert, what + ": " + ids.length + " rows are not whole INSERTs");
+        for (int i = 0; i < ids.length; i++) {
+            assertEquals(i, ids[i], what + ": row " + i + " of a prefix of whole INSERTs");
+        }
+        return ids.length / rowsPerInsert;
+    }
+
+    /**
+     * Ages every file of the table by two days (as if the killed writer had died that long ago) and
+     * removes its orphan files; checks that only the live data files are left. Returns what went.
+     */
+    public static List<String> removeOrphansADayLater(String location) throws IOException {
+        FileTime old = FileTime.fromMillis(System.currentTimeMillis() - 2 * 86_400_000L);
+        try (Stream<Path> files = Files.walk(Path.of(location))) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                Files.setLastModifiedTime(file, old);
+            }
+        }
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            List<String> removed = table.removeOrphanFiles(System.currentTimeMillis() - 86_400_000L - 60_000);
+            long live = table.dataFiles(-1, -1).length;
+            try (Stream<Path> files = Files.walk(Path.of(location, "data"))) {
+                long parquet = files.filter(p -> p.toString().endsWith(".parquet")).count();
+                assertEquals(live, parquet, "after orphan removal only the live data files are left");
+            } catch (java.nio.file.NoSuchFileException e) {
+                assertEquals(0, live);
+            }
+            try (Stream<Path> files = Files.walk(Path.of(location))) {
+                assertTrue(files.noneMatch(p -> p.getFileName().toString().matches(".*#[0-9]+")), "no staged file is left");
+            }
+            return removed;
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package io.hyperstream.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.CommitCrashes;
+import io.hyperstream.jni.NativeTable;
+import io.trino.testing.DistributedQueryRunner;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A Trino process killed while it runs INSERTs (page sinks writing, the coordinator committing),
+ * readers reading the table meanwhile, at 24 points: every read and the table afterwards hold whole
+ * INSERTs, the table takes the next INSERT, and orphan removal leaves only the live files.
+ */
+class TestCommitCrashes {
+    static final int ROWS = 1000;
+    static final int KILLS = 24;
+
+    /** The writer process: a query runner with the plugin as a server loads it, INSERTing forever. */
+    public static void main(String[] args) throws Exception {
+        Path root = Path.of(args[0]);
+        try (DistributedQueryRunner runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build())
+                .setWorkerCount(0).build()) {
+            IsolatedPlugin.install(runner);
+            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
+            long start = (long) runner.execute("SELECT count(*) FROM t").getOnlyValue();
+            System.out.println("ready");
+            for (long first = start; ; first += ROWS) {
+                runner.execute("INSERT INTO t SELECT x + " + first + " FROM UNNEST(sequence(0, " + (ROWS - 1) + ")) AS u(x)");
+                System.out.println("committed " + first);
+            }
+        }
+    }
+
+    @Test
+    void killedTrinoWritersLeaveWholeInserts() throws Exception {
+        Path root = Files.createTempDirectory("hyperstream-trino-crash");
+        String location = root.resolve("db").resolve("t").toString();
+        Files.createDirectories(root.resolve("db"));
+        try (BufferAllocator allocator = Allocators.child("crash-create");
+                NativeTable table = NativeTable.create(location, new Schema(List.of(Field.nullable("id", new ArrowType.Int(64, true)))),
+                        Map.of(), Map.of(), allocator)) {
+            // An empty table: the writer appends from id 0.
+        }
+        List<Integer> inserts = new ArrayList<>();
+        AtomicInteger reads = new AtomicInteger();
+        try (BufferAllocator allocator = Allocators.child("crash-check")) {
+            for (int kill = 0; kill < KILLS; kill++) {
+                AtomicBoolean running = new AtomicBoolean(true);
+                AtomicReference<Throwable> readFailure = new AtomicReference<>();
+                String what = "kill " + kill;
+                Thread reader = new Thread(() -> {
+                    try (BufferAllocator readerMemory = Allocators.child("crash-reader")) {
+                        while (running.get()) {
+                            CommitCrashes.wholeInserts(CommitCrashes.ids(readerMemory, location), ROWS, what + ", a read while the writer ran");
+                            reads.incrementAndGet();
+                            Thread.sleep(10); // leave the writer the cores
+                        }
+                    } catch (Throwable t) {
+                        readFailure.set(t);
+                    }
+                });
+                reader.start();
+                try {
+                    CommitCrashes.killAfter(TestCommitCrashes.class, List.of(root.toString()), 200 + (kill * 7919L) % 2500);
+                } finally {
+                    running.set(false);
+                    reader.join();
+                }
+                if (readFailure.get() != null) {
+                    throw new AssertionError(readFailure.get());
+                }
+                inserts.add(CommitCrashes.wholeInserts(CommitCrashes.ids(allocator, location), ROWS, what));
+                CommitCrashes.removeOrphansADayLater(location);
+                CommitCrashes.wholeInserts(CommitCrashes.ids(allocator, location), ROWS, what + ", after orphan removal");
+            }
+        }
+        System.err.println("killed Trino writers left these numbers of whole INSERTs: " + inserts + " (" + reads + " reads meanwhile)");
+        assertTrue(inserts.get(inserts.size() - 1) > inserts.get(0), "the writers committed between kills: " + inserts);
+    }
+}
