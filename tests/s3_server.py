@@ -7,14 +7,16 @@ the test that started it).
 
 With `--faults SEED` it fails like an S3 front end under trouble, for the puts of table metadata
 versions (`*.metadata.json`): some are stored and then answered with a 500 (the answer lost after
-the write, as a timeout or a dropped connection leaves it), some refused with a 503 before anything
-is stored. `GET /_faults` answers how many of each it injected.
+the write, as a timeout leaves it), some stored and then the connection dropped without an answer,
+some dropped before anything is stored, some refused with a 503 before anything is stored.
+`GET /_faults` answers how many of each it injected.
 
     python tests/s3_server.py [--faults SEED] BUCKET [BUCKET ...]
 """
 import json
 import logging
 import random
+import socket
 import sys
 import threading
 import urllib.request
@@ -29,7 +31,7 @@ class Faults:
     def __init__(self, app, seed):
         self.app = app
         self.random = random.Random(seed)
-        self.injected = {"stored_then_500": 0, "refused_503": 0}
+        self.injected = {"stored_then_500": 0, "refused_503": 0, "stored_then_dropped": 0, "dropped": 0}
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
@@ -40,20 +42,43 @@ class Faults:
             roll = self.random.random()
             if roll < 0.3:
                 # Store it, then lose the answer.
-                body = self.app(environ, lambda status, headers, exc_info=None: (lambda data: None))
-                try:
-                    for _ in body:
-                        pass
-                finally:
-                    getattr(body, "close", lambda: None)()
+                self.store(environ)
                 self.injected["stored_then_500"] += 1
                 start_response("500 Internal Server Error", [("Content-Type", "application/xml")])
                 return [b"<Error><Code>InternalError</Code><Message>injected after storing</Message></Error>"]
             if roll < 0.4:
+                # Store it, then drop the connection: no answer at all.
+                self.store(environ)
+                answer = self.drop(environ, start_response)
+                self.injected["stored_then_dropped"] += 1
+                return answer
+            if roll < 0.45:
+                answer = self.drop(environ, start_response)
+                self.injected["dropped"] += 1
+                return answer
+            if roll < 0.55:
                 self.injected["refused_503"] += 1
                 start_response("503 Slow Down", [("Content-Type", "application/xml")])
                 return [b"<Error><Code>SlowDown</Code><Message>injected before storing</Message></Error>"]
         return self.app(environ, start_response)
+
+    def store(self, environ):
+        """Has moto store the request's object, discarding its answer."""
+        body = self.app(environ, lambda status, headers, exc_info=None: (lambda data: None))
+        try:
+            for _ in body:
+                pass
+        finally:
+            getattr(body, "close", lambda: None)()
+
+    @staticmethod
+    def drop(environ, start_response):
+        """Closes the client's connection before any byte of an answer."""
+        connection = environ["werkzeug.socket"]
+        connection.shutdown(socket.SHUT_RDWR)
+        connection.close()
+        start_response("500 Internal Server Error", [])
+        return [b""]
 
 
 def main():

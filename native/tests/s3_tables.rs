@@ -173,22 +173,25 @@ fn two_writers_racing_on_s3_lose_no_commit() {
     assert_eq!(ids(&table, None), want);
 }
 
-/// What the faulty server says it injected: (stored then answered 500, refused with 503).
-fn injected(server: &Server) -> (u64, u64) {
+/// What the faulty server says it injected: (stored then answered 500, refused with 503, stored
+/// then the connection dropped, dropped before storing).
+fn injected(server: &Server) -> (u64, u64, u64, u64) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     write!(stream, "GET /_faults HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
     let body: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
-    (body["stored_then_500"].as_u64().unwrap(), body["refused_503"].as_u64().unwrap())
+    let count = |key: &str| body[key].as_u64().unwrap();
+    (count("stored_then_500"), count("refused_503"), count("stored_then_dropped"), count("dropped"))
 }
 
 #[test]
 fn commits_whose_answers_are_lost_land_exactly_once() {
-    // Puts of metadata versions that the store keeps but answers with a 500 are retried by the
-    // client, and the retry of the conditional put finds the version there: its own. Taken for a
-    // lost race, the writer would rebase onto its own snapshot and commit its rows twice.
+    // Puts of metadata versions that the store keeps but answers with a 500, or whose connection it
+    // drops, are retried by the client, and the retry of the conditional put finds the version
+    // there: its own. Taken for a lost race, the writer would rebase onto its own snapshot and commit
+    // its rows twice.
     let Some(server) = server_with(&["--faults", "7", "faulty"]) else { return };
     let options = options(&server);
     let location = "s3://faulty/db/t";
@@ -198,8 +201,12 @@ fn commits_whose_answers_are_lost_land_exactly_once() {
     for i in 0..APPENDS {
         snapshots.push(table.append(rows(i * 10..i * 10 + 10)).unwrap());
     }
-    let (lost_answers, refused) = injected(&server);
-    assert!(lost_answers >= 3 && refused >= 1, "the server injected its faults: {lost_answers} lost answers, {refused} refusals");
+    let (lost_answers, refused, stored_dropped, dropped) = injected(&server);
+    assert!(
+        lost_answers >= 3 && refused >= 1 && stored_dropped >= 1 && dropped >= 1,
+        "the server injected its faults: {lost_answers} lost answers, {refused} refusals, {stored_dropped} connections dropped \
+         after storing, {dropped} before"
+    );
     let table = Table::load(location, &options).unwrap();
     assert_eq!(table.metadata().snapshots.len() as i64, APPENDS, "one snapshot per append");
     let ids_committed: Vec<i64> = table.metadata().snapshots.iter().map(|s| s.snapshot_id).collect();
