@@ -11,7 +11,11 @@ the write, as a timeout leaves it), some stored and then the connection dropped 
 some dropped before anything is stored, some refused with a 503 before anything is stored.
 `GET /_faults` answers how many of each it injected.
 
-    python tests/s3_server.py [--faults SEED] BUCKET [BUCKET ...]
+With `--faults unknown` every put of a metadata version after the first of a table is stored and
+answered with a 500, and the next read of it is refused (403): the writer cannot tell whether its
+commit took effect. Later reads succeed.
+
+    python tests/s3_server.py [--faults SEED | --faults unknown] BUCKET [BUCKET ...]
 """
 import json
 import logging
@@ -23,6 +27,45 @@ import urllib.request
 
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
+
+
+def store(app, environ):
+    """Has moto store the request's object, discarding its answer."""
+    body = app(environ, lambda status, headers, exc_info=None: (lambda data: None))
+    try:
+        for _ in body:
+            pass
+    finally:
+        getattr(body, "close", lambda: None)()
+
+
+class UnknownOutcomes:
+    """WSGI middleware making every commit after a table's first one's outcome unknown to its writer."""
+
+    def __init__(self, app):
+        self.app = app
+        self.unreadable = set()
+        self.injected = {"stored_then_500": 0, "read_back_refused": 0}
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/_faults":
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [json.dumps(self.injected).encode()]
+        method = environ["REQUEST_METHOD"]
+        if method == "PUT" and path.endswith(".metadata.json") and not path.endswith("/v1.metadata.json") \
+                and path not in self.unreadable:
+            store(self.app, environ)
+            self.unreadable.add(path)
+            self.injected["stored_then_500"] += 1
+            start_response("500 Internal Server Error", [("Content-Type", "application/xml")])
+            return [b"<Error><Code>InternalError</Code><Message>injected after storing</Message></Error>"]
+        if method in ("GET", "HEAD") and path in self.unreadable:
+            self.unreadable.discard(path)
+            self.injected["read_back_refused"] += 1
+            start_response("403 Forbidden", [("Content-Type", "application/xml")])
+            return [b"<Error><Code>AccessDenied</Code><Message>injected on reading back</Message></Error>"]
+        return self.app(environ, start_response)
 
 
 class Faults:
@@ -42,13 +85,13 @@ class Faults:
             roll = self.random.random()
             if roll < 0.3:
                 # Store it, then lose the answer.
-                self.store(environ)
+                store(self.app, environ)
                 self.injected["stored_then_500"] += 1
                 start_response("500 Internal Server Error", [("Content-Type", "application/xml")])
                 return [b"<Error><Code>InternalError</Code><Message>injected after storing</Message></Error>"]
             if roll < 0.4:
                 # Store it, then drop the connection: no answer at all.
-                self.store(environ)
+                store(self.app, environ)
                 answer = self.drop(environ, start_response)
                 self.injected["stored_then_dropped"] += 1
                 return answer
@@ -61,15 +104,6 @@ class Faults:
                 start_response("503 Slow Down", [("Content-Type", "application/xml")])
                 return [b"<Error><Code>SlowDown</Code><Message>injected before storing</Message></Error>"]
         return self.app(environ, start_response)
-
-    def store(self, environ):
-        """Has moto store the request's object, discarding its answer."""
-        body = self.app(environ, lambda status, headers, exc_info=None: (lambda data: None))
-        try:
-            for _ in body:
-                pass
-        finally:
-            getattr(body, "close", lambda: None)()
 
     @staticmethod
     def drop(environ, start_response):
@@ -84,12 +118,14 @@ class Faults:
 def main():
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     args = sys.argv[1:]
-    seed = None
+    faults = None
     if args[:1] == ["--faults"]:
-        seed, args = int(args[1]), args[2:]
+        faults, args = args[1], args[2:]
     app = DomainDispatcherApplication(create_backend_app)
-    if seed is not None:
-        app = Faults(app, seed)
+    if faults == "unknown":
+        app = UnknownOutcomes(app)
+    elif faults is not None:
+        app = Faults(app, int(faults))
     server = make_server("127.0.0.1", 0, app, threaded=False, request_handler=MotoRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     for bucket in args:

@@ -14,6 +14,7 @@ use hyperstream::scan::Predicate;
 use hyperstream::table::iceberg::Table;
 use hyperstream::vector::search::VectorSearch;
 use hyperstream::vector::Metric;
+use hyperstream::Error;
 
 /// The S3 server, killed when dropped.
 struct Server {
@@ -212,4 +213,21 @@ fn commits_whose_answers_are_lost_land_exactly_once() {
     let ids_committed: Vec<i64> = table.metadata().snapshots.iter().map(|s| s.snapshot_id).collect();
     assert_eq!(ids_committed, snapshots, "each append's own snapshot, in order");
     assert_eq!(ids(&table, None), (0..APPENDS * 10).collect::<Vec<_>>(), "every row once");
+}
+
+#[test]
+fn a_commit_whose_outcome_cannot_be_read_back_is_unknown_and_keeps_its_files() {
+    // The store keeps the new metadata version, answers 500, and refuses the read-back: the writer
+    // cannot tell whether its commit took effect, says so, and deletes nothing.
+    let Some(server) = server_with(&["--faults", "unknown", "unknown"]) else { return };
+    let options = options(&server);
+    let location = "s3://unknown/db/t";
+    let mut table = Table::create(location, &schema(), BTreeMap::new(), &options).unwrap();
+    let e = table.append(rows(0..10)).unwrap_err();
+    assert!(matches!(e, Error::CommitStateUnknown(_)), "{e}");
+    assert!(e.to_string().contains("v2.metadata.json") && e.to_string().contains("reload the table"), "{e}");
+    // It did take effect: a reload finds the snapshot, whose files are all there.
+    let reloaded = Table::load(location, &options).unwrap();
+    assert_eq!(reloaded.metadata().snapshots.len(), 1);
+    assert_eq!(ids(&reloaded, None), (0..10).collect::<Vec<_>>());
 }

@@ -270,8 +270,9 @@ fn metadata_file(version: u64) -> String {
 /// its client retries: a retried conditional put then finds the version "already there", put there
 /// by itself. What is at the path decides: our own bytes (which name a fresh snapshot id and time)
 /// are our commit; other bytes are another writer's; nothing there after a failure is no commit (the
-/// failure stands); and when reading it back fails too, the outcome is unknown
-/// ([`Error::CommitStateUnknown`]).
+/// failure stands); and when reading it back fails, the outcome is unknown
+/// ([`Error::CommitStateUnknown`]): whether the put failed or found a version there, that version
+/// may be ours.
 fn put_version(storage: &Storage, path: &str, bytes: Bytes) -> Result<bool> {
     let failed = match storage.put_if_absent(path, bytes.clone()) {
         Ok(true) => return Ok(true),
@@ -284,14 +285,17 @@ fn put_version(storage: &Storage, path: &str, bytes: Bytes) -> Result<bool> {
             Some(e) => Err(e),
             None => Ok(false), // answered "there" but gone since: a race with a drop; the caller retries
         },
-        Err(unknown) => match failed {
-            Some(e) => Err(Error::CommitStateUnknown(format!(
-                "the put of {} failed ({e}) and reading it back failed too ({unknown}): reload the table to \
-                 see whether the commit took effect, and keep the files it names",
+        Err(unknown) => {
+            let put = match failed {
+                Some(e) => format!("failed ({e})"),
+                None => "found a version there (perhaps its own, stored by a retry)".to_owned(),
+            };
+            Err(Error::CommitStateUnknown(format!(
+                "the put of {} {put} and reading it back failed ({unknown}): reload the table to see whether the \
+                 commit took effect, and keep the files it names",
                 storage.uri(path)
-            ))),
-            None => Err(unknown),
-        },
+            )))
+        }
     }
 }
 

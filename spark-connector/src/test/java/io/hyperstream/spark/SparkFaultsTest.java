@@ -55,6 +55,27 @@ class SparkFaultsTest {
         return LocalSpark.messages(assertThrows(Exception.class, query::run));
     }
 
+    /**
+     * A write whose commit the object store stores but does not confirm, and whose read-back it
+     * refuses: the job fails with {@code CommitStateUnknownException}, Spark's abort deletes nothing,
+     * and the rows are there once the table is read again (the commit had taken effect).
+     */
+    @Test
+    void aWriteWhoseCommitIsUnknownFailsSoAndKeepsItsFiles() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.hyperstream.jni.S3TestServer.available(),
+                "hyperstream.test.python is not set: ./build-connectors.sh test sets it to a Python with moto");
+        try (io.hyperstream.jni.S3TestServer s3 = io.hyperstream.jni.S3TestServer.start("--faults", "unknown", "unknown")) {
+            Map<String, String> options = new java.util.HashMap<>();
+            s3.storageOptions().forEach((k, v) -> options.put("storage." + k, v));
+            options.put("path", "s3://unknown/db/t");
+            String message = failure(() -> spark.range(0, 1000, 1, 2).write().format("hyperstream").options(options)
+                    .mode("append").save());
+            assertTrue(message.contains("CommitStateUnknownException") && message.contains("reload the table"), message);
+            assertEquals(499_500L, spark.read().format("hyperstream").options(options).load()
+                    .selectExpr("sum(id)").first().getLong(0), "the commit took effect and its files were kept");
+        }
+    }
+
     @Test
     void aPanicInsideANativeStreamIsAnInternalExceptionNotAnAbort() {
         NativeLibrary.armStreamPanic(3);
