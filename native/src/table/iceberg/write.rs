@@ -206,10 +206,11 @@ impl TableWriter {
     }
 
     fn take(&mut self, batch: &RecordBatch) -> Result<()> {
+        // Checked even without rows: a stream of the wrong columns is refused by name.
+        let batch = conform(batch, &self.schema)?;
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let batch = conform(batch, &self.schema)?;
         if self.layout.is_plain() {
             let file = match &mut self.open {
                 Some(file) => file,

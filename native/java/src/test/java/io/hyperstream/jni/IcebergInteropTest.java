@@ -530,6 +530,39 @@ class IcebergInteropTest {
         assertEquals(null, rows.get(7L).getField("rank"));
     }
 
+    /**
+     * Parquet Java writes a checksum of every page; a value damaged inside a page of a file it wrote
+     * is a {@link CorruptDataException} naming the file, not a wrong value read.
+     */
+    @Test
+    void damagedPagesOfFilesWithChecksumsAreCorruptDataNotWrongValues() throws Exception {
+        String location = dir.resolve("checksummed").toString();
+        Table iceberg = new HadoopTables(new Configuration()).create(theirSchema(), PartitionSpec.unpartitioned(),
+                Map.of("write.parquet.compression-codec", "uncompressed"), location);
+        String path = location + "/data/file-0.parquet";
+        iceberg.newAppend().appendFile(writeWithIceberg(iceberg, path, 0, 100)).commit();
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(100, readNative(table.scan(allocator, -1, -1, null, 64)).size(), "the whole file reads");
+        }
+        // Score 37.5 (row 75) is stored as its eight bytes; one bit of it flipped.
+        byte[] bytes = Files.readAllBytes(Path.of(path));
+        byte[] value = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN).putDouble(37.5).array();
+        int at = -1;
+        for (int i = 0; i + 8 <= bytes.length && at < 0; i++) {
+            if (java.util.Arrays.equals(bytes, i, i + 8, value, 0, 8)) {
+                at = i;
+            }
+        }
+        assertTrue(at > 4, "the value is in a page");
+        bytes[at] ^= 1;
+        Files.write(Path.of(path), bytes);
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            CorruptDataException e = assertThrows(CorruptDataException.class, () -> readNative(table.scan(allocator, -1, -1, null, 64)));
+            assertTrue(e.getMessage().contains("file-0.parquet") && e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("crc"),
+                    e.getMessage());
+        }
+    }
+
     @Test
     void hyperStreamReadsTablesWrittenByIcebergJava() throws Exception {
         String location = dir.resolve("theirs").toString();
@@ -691,7 +724,7 @@ class IcebergInteropTest {
     private static DataFile writeWithIceberg(Table iceberg, String path, long start, long end,
             org.apache.iceberg.StructLike partition) throws Exception {
         org.apache.iceberg.Schema schema = iceberg.schema();
-        DataWriter<Record> writer = new GenericAppenderFactory(schema, iceberg.spec()).newDataWriter(
+        DataWriter<Record> writer = new GenericAppenderFactory(schema, iceberg.spec()).setAll(iceberg.properties()).newDataWriter(
                 EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(path)), FileFormat.PARQUET, partition);
         try (writer) {
             for (long id = start; id < end; id++) {
