@@ -1,7 +1,6 @@
 package io.hyperstream.trino;
 
 import static io.trino.testing.TestingSession.testSessionBuilder;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.CommitCrashes;
@@ -9,12 +8,8 @@ import io.hyperstream.jni.NativeTable;
 import io.trino.testing.DistributedQueryRunner;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -56,40 +51,9 @@ class TestCommitCrashes {
                         Map.of(), Map.of(), allocator)) {
             // An empty table: the writer appends from id 0.
         }
-        List<Integer> inserts = new ArrayList<>();
-        AtomicInteger reads = new AtomicInteger();
         try (BufferAllocator allocator = Allocators.child("crash-check")) {
-            for (int kill = 0; kill < KILLS; kill++) {
-                AtomicBoolean running = new AtomicBoolean(true);
-                AtomicReference<Throwable> readFailure = new AtomicReference<>();
-                String what = "kill " + kill;
-                Thread reader = new Thread(() -> {
-                    try (BufferAllocator readerMemory = Allocators.child("crash-reader")) {
-                        while (running.get()) {
-                            CommitCrashes.wholeInserts(CommitCrashes.ids(readerMemory, location), ROWS, what + ", a read while the writer ran");
-                            reads.incrementAndGet();
-                            Thread.sleep(10); // leave the writer the cores
-                        }
-                    } catch (Throwable t) {
-                        readFailure.set(t);
-                    }
-                });
-                reader.start();
-                try {
-                    CommitCrashes.killAfter(TestCommitCrashes.class, List.of(root.toString()), 200 + (kill * 7919L) % 2500);
-                } finally {
-                    running.set(false);
-                    reader.join();
-                }
-                if (readFailure.get() != null) {
-                    throw new AssertionError(readFailure.get());
-                }
-                inserts.add(CommitCrashes.wholeInserts(CommitCrashes.ids(allocator, location), ROWS, what));
-                CommitCrashes.removeOrphansADayLater(location);
-                CommitCrashes.wholeInserts(CommitCrashes.ids(allocator, location), ROWS, what + ", after orphan removal");
-            }
+            CommitCrashes.killRepeatedly(TestCommitCrashes.class, List.of(root.toString()), location, KILLS, ROWS,
+                    () -> CommitCrashes.ids(allocator, location));
         }
-        System.err.println("killed Trino writers left these numbers of whole INSERTs: " + inserts + " (" + reads + " reads meanwhile)");
-        assertTrue(inserts.get(inserts.size() - 1) > inserts.get(0), "the writers committed between kills: " + inserts);
     }
 }

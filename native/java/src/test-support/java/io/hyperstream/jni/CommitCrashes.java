@@ -61,6 +61,58 @@ public final class CommitCrashes {
         return lines;
     }
 
+    /** Reads the {@code id} column of every live row of the table, sorted. */
+    @FunctionalInterface
+    public interface Ids {
+        long[] read() throws Exception;
+    }
+
+    /**
+     * The crash loop: {@code kills} times, runs the writer {@code main} (which INSERTs whole runs of
+     * {@code rowsPerInsert} consecutive ids into the table at {@code location}, from the count it
+     * finds) and kills it at a point that moves from kill to kill, a reader reading the table the
+     * while; every read and the table after each kill hold whole INSERTs, and orphan removal a day
+     * later leaves only the live files and the same rows. Returns the whole INSERTs after each kill.
+     */
+    public static List<Integer> killRepeatedly(Class<?> main, List<String> args, String location, int kills,
+            int rowsPerInsert, Ids ids) throws Exception {
+        List<Integer> inserts = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        for (int kill = 0; kill < kills; kill++) {
+            java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.atomic.AtomicReference<Throwable> readFailure = new java.util.concurrent.atomic.AtomicReference<>();
+            String what = "kill " + kill;
+            Thread reader = new Thread(() -> {
+                try {
+                    while (running.get()) {
+                        wholeInserts(ids.read(), rowsPerInsert, what + ", a read while the writer ran");
+                        reads.incrementAndGet();
+                        Thread.sleep(10); // leave the writer the cores
+                    }
+                } catch (Throwable t) {
+                    readFailure.set(t);
+                }
+            });
+            reader.start();
+            try {
+                killAfter(main, args, 200 + (kill * 7919L) % 2500);
+            } finally {
+                running.set(false);
+                reader.join();
+            }
+            if (readFailure.get() != null) {
+                throw new AssertionError(readFailure.get());
+            }
+            inserts.add(wholeInserts(ids.read(), rowsPerInsert, what));
+            removeOrphansADayLater(location);
+            wholeInserts(ids.read(), rowsPerInsert, what + ", after orphan removal");
+        }
+        System.err.println("killed " + main.getSimpleName() + " writers left these numbers of whole INSERTs: " + inserts
+                + " (" + reads + " reads meanwhile)");
+        assertTrue(inserts.get(inserts.size() - 1) > inserts.get(0), "the writers committed between kills: " + inserts);
+        return inserts;
+    }
+
     /** The {@code id} column of every live row of the table at {@code location}, sorted. */
     public static long[] ids(BufferAllocator allocator, String location) throws IOException {
         try (NativeTable table = NativeTable.load(location, Map.of());
