@@ -3,6 +3,20 @@
 //!
 //! Every module outside `jni` is plain Rust and knows nothing about the JVM.
 
+/// Records a file system operation for the power-loss tests (`storage/power_loss.rs`): in test
+/// builds only; elsewhere the operation is not even built.
+#[cfg(test)]
+macro_rules! traced {
+    ($op:expr) => {{
+        use crate::storage::power_loss::Op;
+        crate::storage::power_loss::record($op)
+    }};
+}
+#[cfg(not(test))]
+macro_rules! traced {
+    ($op:expr) => {};
+}
+
 pub mod array;
 pub mod error;
 pub mod index;

@@ -47,6 +47,7 @@ fn write_parts(file: &File, path: &Path, mut at: u64, parts: &[&[u8]]) -> Result
     let mut len = 0;
     for part in parts {
         file.write_all_at(part, at).map_err(|e| io(path, e))?;
+        traced!(Op::WriteAt(path.to_owned(), at, part.to_vec()));
         at += part.len() as u64;
         len += part.len();
     }
@@ -92,9 +93,11 @@ impl DataFile {
         header[ROWS_AT..ROWS_AT + 8].copy_from_slice(&((len / row_bytes) as u64).to_le_bytes());
         header[WIDTH_AT..WIDTH_AT + 8].copy_from_slice(&(row_bytes as u64).to_le_bytes());
         file.write_all_at(&header, 0).map_err(|e| io(path, e))?;
+        traced!(Op::WriteAt(path.to_owned(), 0, header.clone()));
         write_parts(&file, path, HEADER as u64, parts)?;
         if durable {
             file.sync_all().map_err(|e| io(path, e))?;
+            traced!(Op::SyncFile(path.to_owned()));
         }
         Ok(())
     }
@@ -162,7 +165,10 @@ impl DataFile {
             let path = self.journal_path();
             let opened = OpenOptions::new().read(true).write(self.writable).create(create).truncate(false).open(&path);
             match opened {
-                Ok(file) => self.journal = Some(file),
+                Ok(file) => {
+                    traced!(Op::WriteAt(path.clone(), 0, Vec::new())); // made, or opened as it is
+                    self.journal = Some(file)
+                }
                 Err(e) if e.kind() == IoKind::NotFound && !create => return Ok(None),
                 Err(e) => return Err(io(&path, e)),
             }
@@ -269,11 +275,14 @@ impl DataFile {
         let len = write_parts(&self.file, &self.path, at, parts)?;
         if durable {
             self.file.sync_data().map_err(|e| io(&self.path, e))?;
+            traced!(Op::SyncFile(self.path.clone()));
         }
         let new_rows = rows + (len / self.row_bytes) as u64;
         self.word(ROWS_AT).store(new_rows, Ordering::Release);
+        traced!(Op::WriteAt(self.path.clone(), ROWS_AT as u64, new_rows.to_le_bytes().to_vec()));
         if durable {
             self.header.flush().map_err(|e| io(&self.path, e))?;
+            traced!(Op::SyncRange(self.path.clone(), 0, HEADER as u64));
         }
         Ok(new_rows)
     }
@@ -308,20 +317,26 @@ impl DataFile {
         let start = seq.load(Ordering::Acquire);
         if start.is_multiple_of(2) {
             seq.store(start + 1, Ordering::Release);
+            traced!(Op::WriteAt(self.path.clone(), SEQ_AT as u64, (start + 1).to_le_bytes().to_vec()));
         }
         for (i, &row) in indices.iter().enumerate() {
             let bytes = &data[i * self.row_bytes..(i + 1) * self.row_bytes];
-            self.file.write_all_at(bytes, HEADER as u64 + row * self.row_bytes as u64).map_err(|e| io(&self.path, e))?;
+            let at = HEADER as u64 + row * self.row_bytes as u64;
+            self.file.write_all_at(bytes, at).map_err(|e| io(&self.path, e))?;
+            traced!(Op::WriteAt(self.path.clone(), at, bytes.to_vec()));
         }
         if durable {
             self.file.sync_data().map_err(|e| io(&self.path, e))?;
+            traced!(Op::SyncFile(self.path.clone()));
         }
         let odd = self.seq();
         self.word(SEQ_AT).store(odd + 1, Ordering::Release);
+        traced!(Op::WriteAt(self.path.clone(), SEQ_AT as u64, (odd + 1).to_le_bytes().to_vec()));
         // Clearing the journal's magic retires it; a writer killed before this replays it again.
         let path = self.journal_path();
         let file = self.journal(true)?.expect("created");
         file.write_all_at(&[0u8; 8], 0).map_err(|e| io(&path, e))?;
+        traced!(Op::WriteAt(path.clone(), 0, vec![0u8; 8]));
         Ok(())
     }
 
@@ -353,15 +368,25 @@ impl DataFile {
     fn write_journal(&mut self, indices: &[u64], data: &[u8], durable: bool) -> Result<()> {
         let path = self.journal_path();
         let row_bytes = self.row_bytes;
+        let made = self.journal.is_none() && !path.exists();
         let file = self.journal(true)?.expect("created");
+        if durable && made {
+            // The journal's name must outlive a power loss as its contents do: a data file whose
+            // replace began (odd sequence) with its journal gone would not open.
+            let dir = path.parent().expect("a journal lies in the store");
+            File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io(dir, e))?;
+            traced!(Op::SyncDir(dir.to_owned()));
+        }
         let mut body = Vec::with_capacity(indices.len() * 8 + data.len());
         for i in indices {
             body.extend_from_slice(&i.to_le_bytes());
         }
         body.extend_from_slice(data);
         file.write_all_at(&body, JOURNAL_HEADER as u64).map_err(|e| io(&path, e))?;
+        traced!(Op::WriteAt(path.clone(), JOURNAL_HEADER as u64, body.clone()));
         if durable {
             file.sync_data().map_err(|e| io(&path, e))?;
+            traced!(Op::SyncFile(path.clone()));
         }
         let mut header = [0u8; JOURNAL_HEADER];
         header[..8].copy_from_slice(JOURNAL_MAGIC);
@@ -369,8 +394,10 @@ impl DataFile {
         header[16..24].copy_from_slice(&(row_bytes as u64).to_le_bytes());
         header[24..32].copy_from_slice(&(body.len() as u64).to_le_bytes());
         file.write_all_at(&header, 0).map_err(|e| io(&path, e))?;
+        traced!(Op::WriteAt(path.clone(), 0, header.to_vec()));
         if durable {
             file.sync_data().map_err(|e| io(&path, e))?;
+            traced!(Op::SyncFile(path.clone()));
         }
         Ok(())
     }

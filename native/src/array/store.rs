@@ -355,12 +355,16 @@ impl ArrayStore {
         let written = (|| {
             let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             std::io::Write::write_all(&mut file, &text)?;
+            traced!(Op::Write(tmp.clone(), text.clone()));
             if self.options.durable {
                 file.sync_all()?;
+                traced!(Op::SyncFile(tmp.clone()));
             }
             std::fs::rename(&tmp, &path)?;
+            traced!(Op::Rename(tmp.clone(), path.clone()));
             if self.options.durable {
                 File::open(&self.root)?.sync_all()?;
+                traced!(Op::SyncDir(self.root.clone()));
             }
             Ok(())
         })();
@@ -547,8 +551,13 @@ impl ArrayStore {
 
     fn remove_data_file(&self, file: &str) {
         let path = self.root.join(file);
-        let _ = std::fs::remove_file(format!("{}.journal", path.display()));
-        let _ = std::fs::remove_file(path);
+        let journal = PathBuf::from(format!("{}.journal", path.display()));
+        if std::fs::remove_file(&journal).is_ok() {
+            traced!(Op::Remove(journal));
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            traced!(Op::Remove(path));
+        }
     }
 
     /// Copies array `name` into memory.

@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 pub mod names;
 #[cfg(test)]
-mod power_loss;
+pub(crate) mod power_loss;
 
 /// A table location and the store behind it. Paths given to its methods are relative to the
 /// location, `/`-separated (`metadata/v1.metadata.json`).
@@ -273,11 +273,9 @@ fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&staged)?;
         file.write_all(bytes)?;
-        #[cfg(test)]
-        power_loss::record(power_loss::Op::Write(staged.clone(), bytes.to_vec()));
+        traced!(Op::Write(staged.clone(), bytes.to_vec()));
         file.sync_all()?;
-        #[cfg(test)]
-        power_loss::record(power_loss::Op::SyncFile(staged.clone()));
+        traced!(Op::SyncFile(staged.clone()));
         Ok(())
     })();
     if let Err(e) = written {
@@ -290,9 +288,8 @@ fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e),
         };
-        #[cfg(test)]
         if matches!(linked, Ok(true)) {
-            power_loss::record(power_loss::Op::Link(staged.clone(), path.to_owned()));
+            traced!(Op::Link(staged.clone(), path.to_owned()));
         }
         let _ = remove_local(&staged);
         linked?
@@ -301,8 +298,7 @@ fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io
             let _ = remove_local(&staged);
             return Err(e);
         }
-        #[cfg(test)]
-        power_loss::record(power_loss::Op::Rename(staged.clone(), path.to_owned()));
+        traced!(Op::Rename(staged.clone(), path.to_owned()));
         true
     };
     if placed {
@@ -320,8 +316,7 @@ fn create_dir_durably(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     // Shallowest first: each one's entry is synced into its parent before the next is relied on.
     for made in missing.iter().rev() {
-        #[cfg(test)]
-        power_loss::record(power_loss::Op::CreateDir(made.to_path_buf()));
+        traced!(Op::CreateDir(made.to_path_buf()));
         if let Some(parent) = made.parent() {
             sync_dir(parent)?;
         }
@@ -331,8 +326,7 @@ fn create_dir_durably(dir: &std::path::Path) -> std::io::Result<()> {
 
 fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()?;
-    #[cfg(test)]
-    power_loss::record(power_loss::Op::SyncDir(dir.to_owned()));
+    traced!(Op::SyncDir(dir.to_owned()));
     Ok(())
 }
 
@@ -340,8 +334,7 @@ fn sync_dir(dir: &std::path::Path) -> std::io::Result<()> {
 fn remove_local(path: &std::path::Path) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
         Ok(()) => {
-            #[cfg(test)]
-            power_loss::record(power_loss::Op::Remove(path.to_owned()));
+            traced!(Op::Remove(path.to_owned()));
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
