@@ -11,6 +11,12 @@ pub const MAX_DIMENSION: usize = 65_536;
 /// Most rows in one Arrow batch a stream produces (a Spark batch, a Trino page).
 pub const MAX_BATCH_ROWS: usize = 1 << 20;
 
+/// Most rows one vector search answers (its k).
+pub const MAX_K: usize = 100_000;
+
+/// Longest candidate list an HNSW search keeps (its ef).
+pub const MAX_EF: i64 = 100_000;
+
 /// Most splits one plan makes: past this, a split size is too small for the rows it divides.
 pub const MAX_SPLITS: u64 = 1 << 20;
 
@@ -29,6 +35,25 @@ pub fn orphan_cutoff(older_than_ms: i64, now_ms: i64) -> Result<i64> {
         )));
     }
     Ok(older_than_ms)
+}
+
+/// `k` as the rows a vector search answers: 1 to [`MAX_K`].
+pub fn top_k(what: &str, k: i64) -> Result<usize> {
+    usize::try_from(k)
+        .ok()
+        .filter(|k| (1..=MAX_K).contains(k))
+        .ok_or_else(|| Error::invalid(format!("{what} must be between 1 and {MAX_K}, got {k}")))
+}
+
+/// `ef` as the engines give a search's use of an HNSW index: a candidate list length of 1 to
+/// [`MAX_EF`], -1 for exact search, or 0 for the library's choice.
+pub fn ef_search(what: &str, ef: i64) -> Result<i64> {
+    if (-1..=MAX_EF).contains(&ef) {
+        return Ok(ef);
+    }
+    Err(Error::invalid(format!(
+        "{what} must be between 1 and {MAX_EF}, -1 for exact search or 0 for the library's choice, got {ef}"
+    )))
 }
 
 /// `dim` as a vector dimension: 1 to [`MAX_DIMENSION`].

@@ -13,7 +13,7 @@ use crate::array::batches::{rows_from_batches, to_batch};
 use crate::array::store::check_fits;
 use crate::array::{ArrayBatch, ArrayData, ArrayInfo, ArrayStore, DType, LazyArray, StoreOptions};
 use crate::vector::gpu::Backend;
-use crate::vector::{check_k, Metric};
+use crate::vector::Metric;
 use crate::Error;
 
 fn store_of(handle: jlong) -> JniResult<Arc<ArrayStore>> {
@@ -428,7 +428,7 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_topKNative<'l>(
     entry(&mut env, |env| {
         let store = store_of(handle)?;
         let (name, metric) = (string(env, &name)?, Metric::parse(&string(env, &metric)?)?);
-        let k = check_k(k as i64)?;
+        let k = crate::limits::top_k("k", k as i64)?;
         if queries.is_null() {
             return Err(Error::invalid("query vectors are null").into());
         }

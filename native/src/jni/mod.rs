@@ -25,7 +25,7 @@ use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
 use crate::vector::gpu::Backend;
 use crate::vector::hnsw::HnswParams;
-use crate::vector::{check_k, IndexUse, Metric, VectorSearch};
+use crate::vector::{IndexUse, Metric, VectorSearch};
 use crate::table::iceberg::{Table, TableWriter};
 use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
@@ -274,6 +274,31 @@ pub extern "system" fn Java_io_hyperstream_jni_Limits_batchRowsNative<'l>(
     rows: jlong,
 ) -> jint {
     entry(&mut env, |env| Ok(crate::limits::batch_rows(&string(env, &what)?, rows)? as jint))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_topKNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    what: JString<'l>,
+    k: jlong,
+) -> jint {
+    entry(&mut env, |env| Ok(crate::limits::top_k(&string(env, &what)?, k)? as jint))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_efSearchNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    what: JString<'l>,
+    ef: jlong,
+) -> jlong {
+    entry(&mut env, |env| Ok(crate::limits::ef_search(&string(env, &what)?, ef)?))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_Limits_maxTopKNative<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>) -> jlong {
+    entry(&mut env, |_| Ok(crate::limits::MAX_K as jlong))
 }
 
 #[unsafe(no_mangle)]
@@ -1373,7 +1398,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
             let stream = table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?;
             return export_stream(stream, stream_address);
         }
-        search.k = check_k(k)?;
+        search.k = crate::limits::top_k("k", k)?;
         let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, rows)?;
         let schema = found.schema();
         let batches: Vec<_> =

@@ -56,12 +56,11 @@ pub const DEFAULT_EF: usize = 64;
 impl IndexUse {
     /// From the engines' integer form: 0 the default, -1 exact, a positive number the ef.
     pub fn from_code(code: i64) -> Result<Self> {
-        match code {
-            0 => Ok(IndexUse::Default),
-            -1 => Ok(IndexUse::Exact),
-            n if n > 0 && n <= 100_000 => Ok(IndexUse::Ef(n as usize)),
-            n => Err(Error::invalid(format!("ef_search must be between 1 and 100000 (or -1 for exact search), got {n}"))),
-        }
+        Ok(match crate::limits::ef_search("ef_search", code)? {
+            0 => IndexUse::Default,
+            -1 => IndexUse::Exact,
+            n => IndexUse::Ef(n as usize),
+        })
     }
 
     /// The ef of an index search for k rows; None for exact search.

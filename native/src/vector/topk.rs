@@ -11,24 +11,12 @@ use arrow::buffer::BooleanBuffer;
 use rayon::prelude::*;
 
 use super::metric::FloatQuery;
-use crate::{Error, Result};
 
 /// Rows per parallel task; below twice this a search runs on the calling thread.
 const CHUNK_ROWS: usize = 16 * 1024;
 
 /// The largest k a search takes.
-pub const MAX_K: usize = 100_000;
-
-/// Checks a requested k.
-pub fn check_k(k: i64) -> Result<usize> {
-    if k <= 0 {
-        return Err(Error::invalid(format!("k must be positive, got {k}")));
-    }
-    if k as u64 > MAX_K as u64 {
-        return Err(Error::invalid(format!("k = {k} is above the limit of {MAX_K}")));
-    }
-    Ok(k as usize)
-}
+pub use crate::limits::MAX_K;
 
 /// One candidate: its distance and its row ordinal.
 #[derive(Debug, Clone, Copy)]
@@ -244,9 +232,9 @@ mod tests {
 
     #[test]
     fn k_is_checked() {
-        assert!(check_k(0).unwrap_err().to_string().contains("k must be positive, got 0"));
-        assert!(check_k(-3).is_err());
-        assert!(check_k(MAX_K as i64 + 1).unwrap_err().to_string().contains("limit"));
-        assert_eq!(check_k(1000).unwrap(), 1000);
+        assert!(crate::limits::top_k("k", 0).unwrap_err().to_string().contains("k must be between 1 and 100000, got 0"));
+        assert!(crate::limits::top_k("k", -3).is_err());
+        assert!(crate::limits::top_k("k", MAX_K as i64 + 1).unwrap_err().to_string().contains("got 100001"));
+        assert_eq!(crate::limits::top_k("k", 1000).unwrap(), 1000);
     }
 }

@@ -2,6 +2,7 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.DataFiles;
 import io.hyperstream.jni.Filters;
+import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.VectorSearch;
 import java.util.ArrayList;
@@ -99,7 +100,7 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
 
     @Override
     public boolean pushTopN(SortOrder[] orders, int limit) {
-        if (topK != null || orders.length != 1 || limit <= 0 || limit > 100_000) {
+        if (topK != null || orders.length != 1 || limit <= 0 || limit > Limits.maxTopK()) {
             return false;
         }
         Optional<VectorOption> search = distanceOrder(orders[0], limit);

@@ -88,11 +88,7 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(where + " must be an integer, got '" + value + "'", e);
         }
-        if (ef < -1) {
-            throw new IllegalArgumentException(where + " must be a positive candidate list length, -1 for exact search or 0 "
-                    + "for the default, got " + ef);
-        }
-        return ef;
+        return Limits.efSearch(where, ef);
     }
 
     /** A {@code vector.search.backend} value ({@code where} names its source in errors). */

@@ -98,7 +98,7 @@ class SparkCatalogTest {
             assertTrue(plan.apply("tuned_items").contains("-7.0, 2.0]) ef=10 on cpu"), "a read's option wins: " + plan.apply("tuned_items"));
             sql("SET spark.hyperstream.vector.search.ef = -5");
             Exception badConf = assertThrows(Exception.class, () -> sql(String.format(top, "lake.vec.items")));
-            assertTrue(LocalSpark.messages(badConf).contains("spark.hyperstream.vector.search.ef must be a positive candidate list length"),
+            assertTrue(LocalSpark.messages(badConf).contains("spark.hyperstream.vector.search.ef must be between 1 and 100000, -1 for exact search"),
                     LocalSpark.messages(badConf));
         } finally {
             spark.conf().unset("spark.hyperstream.vector.search.ef");

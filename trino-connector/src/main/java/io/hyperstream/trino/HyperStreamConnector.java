@@ -75,10 +75,7 @@ final class HyperStreamConnector implements Connector {
     public List<PropertyMetadata<?>> getSessionProperties() {
         return List.of(PropertyMetadata.longProperty(VECTOR_SEARCH_EF,
                 "HNSW candidate list length for vector top-k (-1: exact search, 0: default)", VectorSearch.EF_DEFAULT, ef -> {
-                    if (ef < -1 || ef > 100_000) {
-                        throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT,
-                                VECTOR_SEARCH_EF + " must be between 1 and 100000, -1 (exact) or 0 (default), got " + ef);
-                    }
+                    HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.efSearch(VECTOR_SEARCH_EF, ef));
                 }, false),
                 PropertyMetadata.stringProperty(VECTOR_SEARCH_BACKEND,
                         "Where vector top-k compares a file's vectors exactly: auto (a GPU when one is built in, answers and pays "

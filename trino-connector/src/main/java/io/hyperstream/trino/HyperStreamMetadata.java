@@ -67,8 +67,6 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class HyperStreamMetadata implements ConnectorMetadata {
     static final String SAMPLE_SCHEMA = "sample";
     static final String SAMPLE_TABLE = "items";
-    /** The largest k pushed as a native top-k (the native limit). */
-    static final long MAX_TOP_K = 100_000;
 
     private final HyperStreamConfig config;
     /** The catalog's name (its own functions are called by it). */
@@ -400,7 +398,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return Optional.empty();
         }
         VectorDistance distance = handle.distance();
-        if (distance == null || sortItems.size() != 1 || topNCount <= 0 || topNCount > MAX_TOP_K) {
+        if (distance == null || sortItems.size() != 1 || topNCount <= 0 || topNCount > io.hyperstream.jni.Limits.maxTopK()) {
             return Optional.empty();
         }
         SortItem item = sortItems.get(0);

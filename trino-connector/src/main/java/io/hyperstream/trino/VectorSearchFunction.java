@@ -73,9 +73,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         SchemaTableName name = new SchemaTableName(text(arguments, "SCHEMA_NAME"), text(arguments, "TABLE_NAME"));
         String column = text(arguments, "COLUMN_NAME");
         long k = (Long) value(arguments, "K");
-        if (k < 1 || k > 100_000) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "k must be between 1 and 100000, got " + k);
-        }
+        HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
         String metric = text(arguments, "METRIC");
         if (!List.of("l2", "cosine", "inner_product", "l1").contains(metric)) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "unknown metric '" + metric + "': use l2, cosine, inner_product or l1");

@@ -15,6 +15,27 @@ public final class Limits {
         return batchRowsNative(what, rows);
     }
 
+    /** {@code k} as the rows a vector search answers: 1 to {@link #maxTopK()}. */
+    public static int topK(String what, long k) {
+        NativeLibrary.load();
+        return topKNative(what, k);
+    }
+
+    /** The most rows a vector search answers: what a pushed-down LIMIT may be. */
+    public static long maxTopK() {
+        NativeLibrary.load();
+        return maxTopKNative();
+    }
+
+    /**
+     * {@code ef} as a search's use of an HNSW index: a candidate list length of 1 to 100,000, -1 for
+     * exact search, or 0 for the library's choice.
+     */
+    public static long efSearch(String what, long ef) {
+        NativeLibrary.load();
+        return efSearchNative(what, ef);
+    }
+
     /** {@code dimension} as the length of a vector: 1 to 65,536. */
     public static int dimension(String what, long dimension) {
         NativeLibrary.load();
@@ -42,6 +63,12 @@ public final class Limits {
     private static native int batchRowsNative(String what, long rows);
 
     private static native int dimensionNative(String what, long dimension);
+
+    private static native int topKNative(String what, long k);
+
+    private static native long maxTopKNative();
+
+    private static native long efSearchNative(String what, long ef);
 
     private static native long[] rowRangesNative(long rows, long splitRows);
 }

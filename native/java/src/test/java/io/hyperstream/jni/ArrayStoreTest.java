@@ -238,7 +238,7 @@ class ArrayStoreTest {
             e = assertThrows(InvalidArgumentException.class, () -> store.topK("emb", "l2", new float[][] {new float[4]}, 3));
             assertTrue(e.getMessage().contains("query vector has 4 dimensions"), e.getMessage());
             e = assertThrows(InvalidArgumentException.class, () -> store.topK("emb", "l2", new float[][] {new float[DIM]}, 0));
-            assertTrue(e.getMessage().contains("k must be positive"), e.getMessage());
+            assertTrue(e.getMessage().contains("k must be between 1 and 100000"), e.getMessage());
             e = assertThrows(InvalidArgumentException.class, () -> store.topK("emb", "nearest", new float[][] {new float[DIM]}, 3));
             assertTrue(e.getMessage().contains("unknown distance metric 'nearest'"), e.getMessage());
             try (ArrayStore.LazyView view = store.lazy("emb")) {

@@ -287,7 +287,7 @@ class NativeSearchTest {
             assertTrue(e.getMessage().contains("NaN at position 2"), e.getMessage());
             e = assertThrows(InvalidArgumentException.class,
                     () -> table.search(allocator, files, null, null, new VectorSearch("embedding", q, "l2", 0), 10));
-            assertTrue(e.getMessage().contains("k must be positive"), e.getMessage());
+            assertTrue(e.getMessage().contains("k must be between 1 and 100000"), e.getMessage());
             e = assertThrows(InvalidArgumentException.class,
                     () -> table.search(allocator, files, null, null, new VectorSearch("embedding", q, "chebyshev", 5), 10));
             assertTrue(e.getMessage().contains("unknown distance metric 'chebyshev'"), e.getMessage());
