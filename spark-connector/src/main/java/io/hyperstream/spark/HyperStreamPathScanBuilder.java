@@ -364,25 +364,15 @@ final class HyperStreamPathScanBuilder implements ScanBuilder, SupportsPushDownR
                     && options.search() != null;
             String[] columns = Arrays.stream(readSchema.fieldNames())
                     .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
-            String[] files = files();
-            if (search != null) {
-                // A global top-k: one split searches every file (in parallel, natively) and merges.
-                return new InputPartition[] {new PathInputPartition(options, files, columns, filter, search, distance, 0)};
-            }
-            // A big file is read by several tasks, each a run of its row groups.
+            String[][] splits;
             try (NativeTable table = options.openRead()) {
-                files = table.splitFiles(files, options.splitRows());
+                splits = table.planSplits(files(), search != null, limit, filter != null, options.splitRows());
             }
-            List<InputPartition> splits = new ArrayList<>();
-            long planned = 0;
-            for (String file : files) {
-                if (limit > 0 && filter == null && planned >= limit) {
-                    break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
-                }
-                splits.add(new PathInputPartition(options, new String[] {file}, columns, filter, null, false, limit));
-                planned += DataFiles.undeletedRows(file);
-            }
-            return splits.toArray(InputPartition[]::new);
+            return Arrays.stream(splits)
+                    .map(files -> search != null
+                            ? new PathInputPartition(options, files, columns, filter, search, distance, 0)
+                            : new PathInputPartition(options, files, columns, filter, null, false, limit))
+                    .toArray(InputPartition[]::new);
         }
 
         /**

@@ -61,29 +61,20 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
      * of its row groups of about {@code splitRows} rows (a top-k: one split of them all).
      */
     private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter, long splitRows) {
-        String[] files = nativeCall(() -> {
+        String[][] splits = nativeCall(() -> {
             try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
                 if (handle.snapshotId() < 0) {
-                    return new String[0];
+                    return new String[0][];
                 }
-                String[] all = stored.dataFiles(handle.snapshotId(), -1, filter);
-                return handle.topK() > 0 ? all : stored.splitFiles(all, splitRows);
+                String[] files = stored.dataFiles(handle.snapshotId(), -1, filter);
+                return stored.planSplits(files, handle.topK() > 0, handle.limit(), handle.isFiltered(), splitRows);
             }
         });
-        if (handle.topK() > 0) {
-            // The top-k is global: one split searches every file (in parallel, natively).
-            return List.of(new HyperStreamSplit(0, 0, List.of(files)));
+        List<ConnectorSplit> planned = new ArrayList<>(splits.length);
+        for (String[] files : splits) {
+            planned.add(new HyperStreamSplit(0, 0, List.of(files)));
         }
-        List<ConnectorSplit> splits = new ArrayList<>(files.length);
-        long planned = 0;
-        for (String file : files) {
-            if (handle.limit() > 0 && !handle.isFiltered() && planned >= handle.limit()) {
-                break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
-            }
-            splits.add(new HyperStreamSplit(0, 0, List.of(file)));
-            planned += io.hyperstream.jni.DataFiles.undeletedRows(file);
-        }
-        return splits;
+        return planned;
     }
 
     /**

@@ -495,6 +495,29 @@ public final class NativeTable extends NativeHandle {
         return call(h -> splitFilesNative(h, dataFiles, splitRows));
     }
 
+    /**
+     * How a scan of {@code dataFiles} (from {@link #dataFiles}) is divided among engine tasks, each
+     * the files of one split: a vector top-k ({@code topK}) searches every file in one split, natively
+     * in parallel, and merges; otherwise a split per file, a big one a split per run of its row groups
+     * of about {@code splitRows} rows ({@link #splitFiles}), and under a LIMIT without a filter only
+     * as many files as surely hold the limit's rows. What Spark's and Trino's planners share.
+     */
+    public String[][] planSplits(String[] dataFiles, boolean topK, long limit, boolean filtered, long splitRows) {
+        if (topK) {
+            return new String[][] {dataFiles};
+        }
+        List<String[]> splits = new ArrayList<>();
+        long planned = 0;
+        for (String file : splitFiles(dataFiles, splitRows)) {
+            if (limit > 0 && !filtered && planned >= limit) {
+                break; // without a filter, the files so far hold the limit's rows (deleted rows not counted)
+            }
+            splits.add(new String[] {file});
+            planned += DataFiles.undeletedRows(file);
+        }
+        return splits.toArray(String[][]::new);
+    }
+
     /** See {@link ScanExplain}. */
     public ScanExplain explain(String[] dataFiles, String filter) {
         return explainFiles(dataFiles, filter).explain();
