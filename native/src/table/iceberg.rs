@@ -488,7 +488,6 @@ impl Table {
         Ok(out)
     }
 
-    /// The names of the columns with a scalar index, in table order.
     /// The table's partitioning in the words [`PARTITIONING`] takes (`bucket(id, 16)`), one field each.
     pub fn partitioning(&self) -> Result<Vec<String>> {
         let spec = self.metadata.partition_specs.iter().find(|s| s.spec_id == self.metadata.default_spec_id);
@@ -509,6 +508,7 @@ impl Table {
             .collect())
     }
 
+    /// The names of the columns with a scalar index, in table order.
     pub fn scalar_index_columns(&self) -> Result<Vec<String>> {
         let ids = self.scalar_indexes();
         let schema = self.arrow_schema()?;
