@@ -25,11 +25,15 @@ fn read_npy(path: &str) -> (Vec<u64>, Vec<u8>) {
 
 /// Median milliseconds of `runs` calls of `f`.
 fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    median((0..runs).map(|_| {
-        let start = Instant::now();
-        f();
-        start.elapsed().as_secs_f64() * 1e3
-    }).collect())
+    median(
+        (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
 }
 
 /// `n` random row indices below `below`.
@@ -59,33 +63,45 @@ fn ops(store: &Arc<ArrayStore>, shape: &[u64], data: &[u8], runs: usize) -> serd
     put("lazy", time_ms(runs, || drop(store.lazy("a").unwrap())));
     let new_rows = vec![7u8; 100 * row_bytes];
     let mut seed = 0;
-    put("replace_100", time_ms(runs, || {
-        seed += 1;
-        store.replace("a", &indices(seed, 100, rows), &new_rows).unwrap();
-    }));
-    put("append_100", time_ms(runs, || {
-        store.append("a", &new_rows).unwrap();
-    }));
+    put(
+        "replace_100",
+        time_ms(runs, || {
+            seed += 1;
+            store.replace("a", &indices(seed, 100, rows), &new_rows).unwrap();
+        }),
+    );
+    put(
+        "append_100",
+        time_ms(runs, || {
+            store.append("a", &new_rows).unwrap();
+        }),
+    );
     for n in [100, 1000, 10_000] {
         let wanted = indices(n as u64, n, rows);
         put(&format!("getitem_{n}"), time_ms(runs, || drop(store.get_rows("a", &wanted).unwrap())));
     }
     // 100 one-row replaces and 100 one-row appends: each on its own, then in one batch (one flush).
     let row = &new_rows[..row_bytes];
-    put("small_200", time_ms(runs.min(7), || {
-        for at in indices(5, 100, rows) {
-            store.replace("a", &[at], row).unwrap();
-            store.append("a", row).unwrap();
-        }
-    }));
-    put("batch_200", time_ms(runs.min(7), || {
-        let batch = store.batch();
-        for at in indices(6, 100, rows) {
-            batch.replace("a", &[at], row).unwrap();
-            batch.append("a", row).unwrap();
-        }
-        batch.flush().unwrap();
-    }));
+    put(
+        "small_200",
+        time_ms(runs.min(7), || {
+            for at in indices(5, 100, rows) {
+                store.replace("a", &[at], row).unwrap();
+                store.append("a", row).unwrap();
+            }
+        }),
+    );
+    put(
+        "batch_200",
+        time_ms(runs.min(7), || {
+            let batch = store.batch();
+            for at in indices(6, 100, rows) {
+                batch.replace("a", &[at], row).unwrap();
+                batch.append("a", row).unwrap();
+            }
+            batch.flush().unwrap();
+        }),
+    );
     out
 }
 
@@ -105,7 +121,8 @@ fn main() {
 
     let store = Arc::new(ArrayStore::open(dir.join("plain"), StoreOptions::default()).unwrap());
     let plain = ops(&store, &shape, &data, 21);
-    let durable_store = Arc::new(ArrayStore::open(dir.join("durable"), StoreOptions { durable: true, ..Default::default() }).unwrap());
+    let durable_store =
+        Arc::new(ArrayStore::open(dir.join("durable"), StoreOptions { durable: true, ..Default::default() }).unwrap());
     let durable = ops(&durable_store, &shape, &data, 7);
 
     store.save("v", DType::F32, &vshape, &vectors).unwrap();

@@ -32,8 +32,13 @@ fn values(seed: u64, n: usize) -> Vec<f32> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dump = args.iter().position(|a| a == "--dump").map(|i| args[i + 1].clone());
-    let numbers: Vec<usize> = args.iter().take_while(|a| *a != "--dump").map(|a| a.parse().expect("rows, dim and k are numbers")).collect();
-    let (rows, dim, k) = (numbers.first().copied().unwrap_or(100_000), numbers.get(1).copied().unwrap_or(768), numbers.get(2).copied().unwrap_or(10));
+    let numbers: Vec<usize> =
+        args.iter().take_while(|a| *a != "--dump").map(|a| a.parse().expect("rows, dim and k are numbers")).collect();
+    let (rows, dim, k) = (
+        numbers.first().copied().unwrap_or(100_000),
+        numbers.get(1).copied().unwrap_or(768),
+        numbers.get(2).copied().unwrap_or(10),
+    );
     let gpu = device().unwrap_or_else(|e| {
         eprintln!("gpu_bench: {e}");
         std::process::exit(2)

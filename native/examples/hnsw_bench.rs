@@ -18,8 +18,13 @@ use hyperstream::vector::hnsw::{HnswGraph, HnswParams};
 use hyperstream::vector::{exact_top_k, FloatQuery};
 
 fn main() {
-    let Inputs { vectors, queries, dim, k, metric, rest, .. } = Inputs::from_args("hnsw_bench", &["<m>", "<ef_construction>", "<ef,ef,...>"]);
-    let params = HnswParams { metric, m: rest[0].parse().expect("m"), ef_construction: rest[1].parse().expect("ef_construction") };
+    let Inputs { vectors, queries, dim, k, metric, rest, .. } =
+        Inputs::from_args("hnsw_bench", &["<m>", "<ef_construction>", "<ef,ef,...>"]);
+    let params = HnswParams {
+        metric,
+        m: rest[0].parse().expect("m"),
+        ef_construction: rest[1].parse().expect("ef_construction"),
+    };
     let efs: Vec<usize> = rest[2].split(',').map(|e| e.parse().expect("ef")).collect();
     let rows = vectors.len() / dim;
     let all = BooleanBuffer::new_set(rows);
@@ -31,9 +36,13 @@ fn main() {
     let bytes = built.to_bytes();
     let graph = HnswGraph::parse(&bytes, rows, dim, "bench").expect("parse");
 
-    let queries: Vec<FloatQuery> = queries.chunks_exact(dim).map(|q| FloatQuery::new(metric, q.to_vec(), dim).unwrap()).collect();
+    let queries: Vec<FloatQuery> =
+        queries.chunks_exact(dim).map(|q| FloatQuery::new(metric, q.to_vec(), dim).unwrap()).collect();
     let truth = |filter: Option<&BooleanBuffer>| -> Vec<Vec<u64>> {
-        queries.iter().map(|q| exact_top_k(q, &vectors, filter, 0, k).into_sorted().iter().map(|n| n.ordinal).collect()).collect()
+        queries
+            .iter()
+            .map(|q| exact_top_k(q, &vectors, filter, 0, k).into_sorted().iter().map(|n| n.ordinal).collect())
+            .collect()
     };
     let (plain_truth, filtered_truth) = (truth(None), truth(Some(&tenth)));
     let run = |ef: usize, allowed: &BooleanBuffer, truth: &[Vec<u64>]| -> serde_json::Value {

@@ -174,10 +174,7 @@ impl ErrorKind {
             ErrorKind::CommitConflict => Error::CommitConflict(msg),
             ErrorKind::CommitStateUnknown => Error::CommitStateUnknown(msg),
             ErrorKind::Corrupt => Error::Corrupt(msg),
-            ErrorKind::Io => Error::Io {
-                path: String::new(),
-                source: std::io::Error::other(msg),
-            },
+            ErrorKind::Io => Error::Io { path: String::new(), source: std::io::Error::other(msg) },
             ErrorKind::Internal => Error::Internal(msg),
         }
     }

@@ -95,11 +95,17 @@ mod tests {
         assert_eq!(dimension("vector column 'v'", 768).unwrap(), 768);
         for bad in [0, -1, i64::MIN, 65_537, i64::from(i32::MAX)] {
             let e = dimension("vector column 'v'", bad).unwrap_err().to_string();
-            assert!(e.contains("vector column 'v' needs a dimension of 1 to 65536") && e.contains(&bad.to_string()), "{e}");
+            assert!(
+                e.contains("vector column 'v' needs a dimension of 1 to 65536") && e.contains(&bad.to_string()),
+                "{e}"
+            );
         }
         assert_eq!(batch_rows("batch.rows", 8192).unwrap(), 8192);
         for bad in [0, -5, (1 << 20) + 1, i64::from(i32::MAX)] {
-            assert!(batch_rows("batch.rows", bad).unwrap_err().to_string().contains("batch.rows must be between 1 and 1048576"));
+            assert!(batch_rows("batch.rows", bad)
+                .unwrap_err()
+                .to_string()
+                .contains("batch.rows must be between 1 and 1048576"));
         }
         assert_eq!(split_count(10, 3).unwrap(), 4);
         assert_eq!(split_count(0, 3).unwrap(), 0);

@@ -31,10 +31,9 @@ impl WriteBudget {
 
     /// Sets what the writers together may buffer (bytes, at least [`MIN_WRITE_MEMORY`]).
     pub fn set_limit(&self, bytes: i64) -> Result<()> {
-        let bytes = usize::try_from(bytes)
-            .ok()
-            .filter(|&b| b >= MIN_WRITE_MEMORY)
-            .ok_or_else(|| Error::invalid(format!("the write memory limit must be at least {MIN_WRITE_MEMORY} bytes, got {bytes}")))?;
+        let bytes = usize::try_from(bytes).ok().filter(|&b| b >= MIN_WRITE_MEMORY).ok_or_else(|| {
+            Error::invalid(format!("the write memory limit must be at least {MIN_WRITE_MEMORY} bytes, got {bytes}"))
+        })?;
         self.limit.store(bytes, Ordering::Relaxed);
         Ok(())
     }

@@ -42,9 +42,7 @@ mod tests {
     #[test]
     fn block_on_runs_futures_on_the_shared_runtime() {
         let name = super::block_on(async {
-            tokio::spawn(async { std::thread::current().name().map(str::to_owned) })
-                .await
-                .unwrap()
+            tokio::spawn(async { std::thread::current().name().map(str::to_owned) }).await.unwrap()
         });
         assert_eq!(name.as_deref(), Some("hyperstream-io"));
     }

@@ -17,7 +17,6 @@ const WIDTH: usize = 16;
 const START_ROWS: usize = 300;
 const KILLS: u64 = 24;
 
-
 fn row(value: u32) -> Vec<u8> {
     (0..WIDTH).flat_map(|_| value.to_le_bytes()).collect()
 }
@@ -100,15 +99,21 @@ fn killed_writers_leave_a_whole_state() {
                 break;
             }
             // Every value stored is the number of the change that wrote it; past the largest, no match.
-            if i > stored.bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).max().unwrap() as u64 + 50 {
+            if i > stored.bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).max().unwrap() as u64
+                + 50
+            {
                 break;
             }
         }
-        let matched = matched.unwrap_or_else(|| panic!("kill {kill}: the store is not the state after any whole number of changes"));
+        let matched = matched
+            .unwrap_or_else(|| panic!("kill {kill}: the store is not the state after any whole number of changes"));
         seen_changes.push(matched);
 
         // Opening as a writer removed what the killed change left half made.
-        let mut files: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut files: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         files.sort();
         let data: Vec<&String> = files.iter().filter(|f| f.ends_with(".hsa")).collect();
         assert_eq!(data.len(), 1, "kill {kill}: orphan data files left: {files:?}");
@@ -195,7 +200,12 @@ fn killed_batch_flushes_leave_whole_steps() {
     let mut seen = Vec::new();
     for kill in 0..KILLS {
         let dir = tempfile::tempdir().unwrap();
-        common::kill_writer_after("batch_crash_writer", BATCH_DIR_VAR, dir.path(), Duration::from_micros(500 + mix(kill + 99) % 40_000));
+        common::kill_writer_after(
+            "batch_crash_writer",
+            BATCH_DIR_VAR,
+            dir.path(),
+            Duration::from_micros(500 + mix(kill + 99) % 40_000),
+        );
 
         let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();
         let a = store.load("a").unwrap();
@@ -218,10 +228,14 @@ fn killed_batch_flushes_leave_whole_steps() {
             }
             model = partial;
         }
-        let (whole, steps) = matched.unwrap_or_else(|| panic!("kill {kill}: the store is not a state of whole batches and steps"));
+        let (whole, steps) =
+            matched.unwrap_or_else(|| panic!("kill {kill}: the store is not a state of whole batches and steps"));
         seen.push((whole, steps));
 
-        let mut files: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut files: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         files.sort();
         let data = files.iter().filter(|f| f.ends_with(".hsa")).count();
         assert_eq!(data, 1 + usize::from(stored.b.is_some()), "kill {kill}: orphan data files left: {files:?}");
@@ -230,7 +244,11 @@ fn killed_batch_flushes_leave_whole_steps() {
         let batch = store.batch();
         batch.append("a", &row(7)).unwrap();
         batch.flush().unwrap();
-        assert_eq!(store.info("a").unwrap().rows() as usize, stored.a.len() + 1, "kill {kill}: the store takes batches again");
+        assert_eq!(
+            store.info("a").unwrap().rows() as usize,
+            stored.a.len() + 1,
+            "kill {kill}: the store takes batches again"
+        );
     }
     eprintln!("killed batch writers stopped after (whole batches, steps of the next): {seen:?}");
     assert!(seen.iter().any(|&(whole, _)| whole > 0), "no kill landed after the writer's first batch");

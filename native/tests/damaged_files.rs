@@ -11,7 +11,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{AsArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
+use arrow::array::{
+    AsArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray,
+};
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use hyperstream::array::{ArrayStore, DType, StoreOptions};
 use hyperstream::error::ErrorKind;
@@ -36,7 +38,8 @@ fn schema() -> Arc<Schema> {
 fn rows(ids: std::ops::Range<i64>) -> impl arrow::record_batch::RecordBatchReader {
     let item = Arc::new(Field::new("item", DataType::Float32, false));
     let names: Vec<Option<String>> = ids.clone().map(|i| (i % 5 != 0).then(|| format!("name-{}", i % 37))).collect();
-    let values: Vec<f32> = ids.clone().flat_map(|i| (0..DIM).map(move |j| ((i * 31 + i64::from(j) * 17) % 101) as f32 / 101.0)).collect();
+    let values: Vec<f32> =
+        ids.clone().flat_map(|i| (0..DIM).map(move |j| ((i * 31 + i64::from(j) * 17) % 101) as f32 / 101.0)).collect();
     let batch = RecordBatch::try_new(
         schema(),
         vec![
@@ -77,7 +80,12 @@ fn read_everything(location: &Path) -> hyperstream::Result<Answer> {
         out.sort_unstable();
         Ok(out)
     };
-    let all = ids(table.scan(files.clone(), Some(&["id".to_owned(), "name".to_owned(), "embedding".to_owned()]), None, 500)?)?;
+    let all = ids(table.scan(
+        files.clone(),
+        Some(&["id".to_owned(), "name".to_owned(), "embedding".to_owned()]),
+        None,
+        500,
+    )?)?;
     let filter = Predicate::from_json(r#"{"op":"lt","column":"id","value":300}"#)?;
     let filtered = ids(table.scan(files.clone(), Some(&["id".to_owned()]), Some(filter.clone()), 500)?)?;
     let search = VectorSearch::new("embedding", vec![0.5; DIM as usize], Metric::L2, 5);
@@ -138,7 +146,9 @@ fn files_by_kind(location: &Path) -> BTreeMap<String, PathBuf> {
                 name.split_once('.').map(|(_, rest)| rest.to_owned()).unwrap_or(name.clone())
             };
             // The newest metadata version: the one a load reads.
-            let newer = kinds.get(&kind).is_none_or(|p: &PathBuf| path.metadata().unwrap().modified().unwrap() > p.metadata().unwrap().modified().unwrap());
+            let newer = kinds.get(&kind).is_none_or(|p: &PathBuf| {
+                path.metadata().unwrap().modified().unwrap() > p.metadata().unwrap().modified().unwrap()
+            });
             if newer {
                 kinds.insert(kind, path);
             }
@@ -152,10 +162,19 @@ fn falls_back(kind: &str) -> bool {
     ["vec", "hnsw", "sidx", "ndv"].iter().any(|k| kind.ends_with(k))
 }
 
-fn check_case(kind: &str, file: &Path, reference: &Answer, outcome: std::thread::Result<hyperstream::Result<Answer>>, case: u64) -> bool {
+fn check_case(
+    kind: &str,
+    file: &Path,
+    reference: &Answer,
+    outcome: std::thread::Result<hyperstream::Result<Answer>>,
+    case: u64,
+) -> bool {
     let name = file.file_name().unwrap().to_string_lossy();
     match outcome {
-        Err(payload) => panic!("{kind} case {case}: reading a damaged {name} panicked: {}", hyperstream::error::panic_message(payload.as_ref())),
+        Err(payload) => panic!(
+            "{kind} case {case}: reading a damaged {name} panicked: {}",
+            hyperstream::error::panic_message(payload.as_ref())
+        ),
         Ok(Ok(answer)) => {
             if falls_back(kind) {
                 assert_eq!(&answer.0, &reference.0, "{kind} case {case}: every row still read");
@@ -164,13 +183,19 @@ fn check_case(kind: &str, file: &Path, reference: &Answer, outcome: std::thread:
             false
         }
         Ok(Err(e)) => {
-            assert!(!falls_back(kind), "{kind} case {case}: a damaged {name} is an accelerator, yet the read failed: {e}");
+            assert!(
+                !falls_back(kind),
+                "{kind} case {case}: a damaged {name} is an accelerator, yet the read failed: {e}"
+            );
             // Metadata JSON and Avro carry no checksum: damage can leave a valid document that says
             // something else (a column without its dimension), which then fails as what it says.
             let still_valid = matches!(kind, "metadata.json" | "manifest" | "manifest list")
                 && matches!(e.kind(), ErrorKind::InvalidArgument | ErrorKind::NotFound);
             assert!(e.kind() != ErrorKind::Internal, "{kind} case {case}: an internal error is a bug: {e}");
-            assert!(still_valid || e.to_string().contains(name.as_ref()), "{kind} case {case}: the error names {name}: {e}");
+            assert!(
+                still_valid || e.to_string().contains(name.as_ref()),
+                "{kind} case {case}: the error names {name}: {e}"
+            );
             true
         }
     }
@@ -190,10 +215,19 @@ fn fuzz_table(format_version: &str) {
     for (kind, file) in &kinds {
         let original = std::fs::read(file).unwrap();
         // A data file's pages carry no checksum (damage there decodes): its footer is what is parsed.
-        let region = if kind == "parquet" { original.len().saturating_sub(4096)..original.len() } else { 0..original.len() };
+        let region =
+            if kind == "parquet" { original.len().saturating_sub(4096)..original.len() } else { 0..original.len() };
         let mut failed = 0;
         for case in 0..CASES_PER_FILE {
-            std::fs::write(file, damage(&original, region.clone(), mix(case ^ kind.len() as u64 * 7919) ^ u64::from(format_version.as_bytes()[0]))).unwrap();
+            std::fs::write(
+                file,
+                damage(
+                    &original,
+                    region.clone(),
+                    mix(case ^ kind.len() as u64 * 7919) ^ u64::from(format_version.as_bytes()[0]),
+                ),
+            )
+            .unwrap();
             let outcome = quietly(|| read_everything(&location));
             failed += u64::from(check_case(kind, file, &reference, outcome, case));
         }
@@ -256,12 +290,18 @@ fn damaged_array_store_files_end_in_named_errors() {
             let outcome = quietly(|| read(&store_dir));
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             match outcome {
-                Err(payload) => panic!("{kind} case {case} panicked: {}", hyperstream::error::panic_message(payload.as_ref())),
+                Err(payload) => {
+                    panic!("{kind} case {case} panicked: {}", hyperstream::error::panic_message(payload.as_ref()))
+                }
                 Ok(Err(e)) => {
                     // A damaged catalog can still be a valid one naming another array file or dtype.
-                    let still_valid = kind == "catalog" && matches!(e.kind(), ErrorKind::InvalidArgument | ErrorKind::NotFound);
+                    let still_valid =
+                        kind == "catalog" && matches!(e.kind(), ErrorKind::InvalidArgument | ErrorKind::NotFound);
                     assert!(e.kind() != ErrorKind::Internal, "{kind} case {case}: an internal error is a bug: {e}");
-                    assert!(still_valid || e.to_string().contains(&name) || e.to_string().contains("data-1.hsa"), "{kind} case {case}: {e}");
+                    assert!(
+                        still_valid || e.to_string().contains(&name) || e.to_string().contains("data-1.hsa"),
+                        "{kind} case {case}: {e}"
+                    );
                 }
                 Ok(Ok(_)) => {}
             }
@@ -278,7 +318,9 @@ fn damaged_array_store_files_end_in_named_errors() {
         std::fs::write(&damaged_npy, damage(&npy, 0..npy.len().min(128), mix(case ^ 0x4E59))).unwrap();
         let outcome = quietly(|| store.import_npy(&format!("a{case}"), &damaged_npy));
         match outcome {
-            Err(payload) => panic!(".npy case {case} panicked: {}", hyperstream::error::panic_message(payload.as_ref())),
+            Err(payload) => {
+                panic!(".npy case {case} panicked: {}", hyperstream::error::panic_message(payload.as_ref()))
+            }
             Ok(Err(e)) => assert!(e.to_string().contains("damaged.npy"), ".npy case {case}: {e}"),
             Ok(Ok(_)) => {}
         }

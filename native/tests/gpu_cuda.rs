@@ -72,11 +72,20 @@ fn exact_top_k_agrees_with_the_cpu_path_for_every_float_metric_dimension_and_k()
                     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
                         let exact = reference_distance(metric, query, row(g.ordinal));
                         let tolerance = 1e-4 * exact.abs().max(1.0);
-                        assert!((g.distance as f64 - exact).abs() <= tolerance, "{metric} dim {dim}: GPU distance {} vs float64 {exact}", g.distance);
+                        assert!(
+                            (g.distance as f64 - exact).abs() <= tolerance,
+                            "{metric} dim {dim}: GPU distance {} vs float64 {exact}",
+                            g.distance
+                        );
                         // Rows may trade places only where their distances tie within rounding.
                         if g.ordinal != e.ordinal {
                             let other = reference_distance(metric, query, row(e.ordinal));
-                            assert!((exact - other).abs() <= 2.0 * tolerance, "{metric} dim {dim} k {k} position {i}: GPU row {} ({exact}) vs CPU row {} ({other})", g.ordinal, e.ordinal);
+                            assert!(
+                                (exact - other).abs() <= 2.0 * tolerance,
+                                "{metric} dim {dim} k {k} position {i}: GPU row {} ({exact}) vs CPU row {} ({other})",
+                                g.ordinal,
+                                e.ordinal
+                            );
                         }
                     }
                 }
@@ -96,7 +105,8 @@ fn ties_nan_and_zero_vectors_follow_the_cpu_rules_exactly() {
     for row in [5usize, 77, 2_999] {
         vectors[row * dim + 3] = f32::NAN;
     }
-    let queries: Vec<Vec<f32>> = (0..6).map(|i| (0..dim).map(|j| if j == i { 1.0 } else { rng.small() }).collect()).collect();
+    let queries: Vec<Vec<f32>> =
+        (0..6).map(|i| (0..dim).map(|j| if j == i { 1.0 } else { rng.small() }).collect()).collect();
     let resident = gpu.upload(&vectors, dim).unwrap();
     for metric in FLOAT_METRICS {
         for k in [1usize, 7, 100, 2_999, 3_000, 5_000] {
@@ -105,7 +115,12 @@ fn ties_nan_and_zero_vectors_follow_the_cpu_rules_exactly() {
                 let expected = cpu_top_k(metric, &vectors, dim, query, k);
                 assert_eq!(ordinals(got), ordinals(&expected), "{metric} k {k}");
                 for (g, e) in got.iter().zip(&expected) {
-                    assert!(g.distance == e.distance || (g.distance.is_nan() && e.distance.is_nan()), "{metric}: {} vs {}", g.distance, e.distance);
+                    assert!(
+                        g.distance == e.distance || (g.distance.is_nan() && e.distance.is_nan()),
+                        "{metric}: {} vs {}",
+                        g.distance,
+                        e.distance
+                    );
                 }
             }
         }
@@ -168,7 +183,10 @@ fn the_matrix_product_path_and_the_direct_kernel_agree() {
         for (q, query) in queries.iter().enumerate() {
             let alone = gpu.distances(&resident, metric, std::slice::from_ref(query)).unwrap();
             for (row, (a, b)) in alone.iter().zip(&batched[q * 6_000..(q + 1) * 6_000]).enumerate() {
-                assert!((a - b).abs() <= 1e-4 * a.abs().max(1.0), "{metric} query {q} row {row}: {a} alone, {b} batched");
+                assert!(
+                    (a - b).abs() <= 1e-4 * a.abs().max(1.0),
+                    "{metric} query {q} row {row}: {a} alone, {b} batched"
+                );
             }
         }
     }
@@ -183,7 +201,8 @@ fn binary_metrics_agree_with_the_cpu_kernels_exactly() {
         // Few bits set, so distances tie often; an all-zero row for jaccard's empty-set rule.
         let mut vectors: Vec<u8> = (0..rows * width).map(|_| (rng.next() & rng.next() & rng.next()) as u8).collect();
         vectors[..width].fill(0);
-        let queries: Vec<Vec<u8>> = (0..9).map(|_| (0..width).map(|_| (rng.next() & rng.next()) as u8).collect()).collect();
+        let queries: Vec<Vec<u8>> =
+            (0..9).map(|_| (0..width).map(|_| (rng.next() & rng.next()) as u8).collect()).collect();
         let as_floats: Vec<Vec<f32>> = queries.iter().map(|q| q.iter().map(|b| *b as f32).collect()).collect();
         let resident = gpu.upload_binary(&vectors, width).unwrap();
         for metric in [Metric::Hamming, Metric::Jaccard] {
@@ -191,7 +210,8 @@ fn binary_metrics_agree_with_the_cpu_kernels_exactly() {
             for (query, got) in queries.iter().zip(&found) {
                 let mut expected = TopK::new(50);
                 for (ordinal, row) in vectors.chunks_exact(width).enumerate() {
-                    let distance = if metric == Metric::Hamming { hamming(query, row) as f32 } else { jaccard(query, row) };
+                    let distance =
+                        if metric == Metric::Hamming { hamming(query, row) as f32 } else { jaccard(query, row) };
                     expected.push(Neighbor { distance, ordinal: ordinal as u64 });
                 }
                 let expected = expected.into_sorted();

@@ -24,7 +24,9 @@ fn read_f32(path: &std::path::Path) -> Vec<f32> {
 #[test]
 fn hnsw_recall_on_the_clustered_100k_set_with_and_without_a_filter() {
     let Some(dir) = std::env::var_os("HYPERSTREAM_CLUSTERED_DIR") else {
-        eprintln!("HYPERSTREAM_CLUSTERED_DIR is not set: run python3 tests/gen_clustered.py DIR and set it to run this test");
+        eprintln!(
+            "HYPERSTREAM_CLUSTERED_DIR is not set: run python3 tests/gen_clustered.py DIR and set it to run this test"
+        );
         return;
     };
     let dir = std::path::PathBuf::from(dir);

@@ -8,7 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
-use arrow::array::{AsArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray};
+use arrow::array::{
+    AsArray, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray,
+};
 use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use hyperstream::scan::Predicate;
 use hyperstream::table::iceberg::Table;
@@ -125,7 +127,10 @@ fn s3_tables_append_scan_search_delete_travel_and_clean_up() {
     assert_eq!(found.column(0).as_primitive::<Int64Type>().values().to_vec(), vec![250, 249, 251]);
     assert!(found.column(1).as_primitive::<Float64Type>().value(0) < 1e-9);
     // Deletes write position delete files into the bucket.
-    let filter = Predicate::from_json(r#"{"op":"or","args":[{"op":"is_null","column":"name"},{"op":"ge","column":"id","value":400}]}"#).unwrap();
+    let filter = Predicate::from_json(
+        r#"{"op":"or","args":[{"op":"is_null","column":"name"},{"op":"ge","column":"id","value":400}]}"#,
+    )
+    .unwrap();
     let (_, deleted) = other.delete_where(Some(&filter)).unwrap();
     let left: Vec<i64> = (0..400).filter(|i| i % 3 != 0).collect();
     assert_eq!(deleted as usize, 500 - left.len());

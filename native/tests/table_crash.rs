@@ -65,7 +65,12 @@ fn killed_table_writers_leave_a_whole_snapshot() {
     let mut orphans_removed = 0;
     for kill in 0..KILLS {
         let dir = tempfile::tempdir().unwrap();
-        common::kill_writer_after("table_crash_writer", DIR_VAR, dir.path(), Duration::from_micros(2_000 + mix(kill) % 150_000));
+        common::kill_writer_after(
+            "table_crash_writer",
+            DIR_VAR,
+            dir.path(),
+            Duration::from_micros(2_000 + mix(kill) % 150_000),
+        );
 
         let location = dir.path().to_str().unwrap();
         let mut table = Table::load(location, &HashMap::new()).unwrap();
@@ -76,7 +81,11 @@ fn killed_table_writers_leave_a_whole_snapshot() {
         }
         ids.sort_unstable();
         let appends = ids.len() as i64 / ROWS;
-        assert_eq!(ids, (0..appends * ROWS).collect::<Vec<_>>(), "kill {kill}: not the rows of {appends} whole appends");
+        assert_eq!(
+            ids,
+            (0..appends * ROWS).collect::<Vec<_>>(),
+            "kill {kill}: not the rows of {appends} whole appends"
+        );
         assert_eq!(table.metadata().snapshots.len() as i64, appends, "kill {kill}: one snapshot per append");
         appends_seen.push(appends);
 
@@ -95,7 +104,10 @@ fn killed_table_writers_leave_a_whole_snapshot() {
         assert_eq!(count, appends * ROWS, "kill {kill}: rows lost to orphan removal");
         let data_after = after.iter().filter(|f| f.ends_with(".parquet")).count();
         assert_eq!(data_after, files.len(), "kill {kill}: data files left beside the committed ones: {after:?}");
-        assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "kill {kill}: a second pass finds nothing");
+        assert!(
+            table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(),
+            "kill {kill}: a second pass finds nothing"
+        );
 
         // And the table takes appends again.
         table.append(append(appends)).unwrap();
@@ -161,7 +173,11 @@ fn op(i: i64) -> Op {
 
 fn note_name(i: i64) -> &'static str {
     // The name the note column has before operation `i`: each rename flips it.
-    if (0..i).filter(|&j| op(j) == Op::Rename).count() % 2 == 0 { "note" } else { "memo" }
+    if (0..i).filter(|&j| op(j) == Op::Rename).count() % 2 == 0 {
+        "note"
+    } else {
+        "memo"
+    }
 }
 
 /// The live ids once operations `0..done` have taken effect.
@@ -190,7 +206,12 @@ fn model(done: i64) -> Vec<i64> {
 fn table_ops_crash_writer() {
     let dir = std::env::var(OPS_DIR_VAR).expect("run by killed_writers_of_every_kind_of_commit_leave_whole_operations");
     let mut table = Table::create(&dir, &ops_schema("note"), BTreeMap::new(), &HashMap::new()).unwrap();
-    table.create_vector_index("embedding", hyperstream::vector::hnsw::HnswParams { m: 8, ef_construction: 40, ..Default::default() }).unwrap();
+    table
+        .create_vector_index(
+            "embedding",
+            hyperstream::vector::hnsw::HnswParams { m: 8, ef_construction: 40, ..Default::default() },
+        )
+        .unwrap();
     println!("ready");
     let mut last_append = None;
     for i in 0.. {
@@ -205,7 +226,11 @@ fn table_ops_crash_writer() {
                     r#"{{"op":"and","args":[{{"op":"ge","column":"id","value":{}}},{{"op":"lt","column":"id","value":{}}},{{"op":"in","column":"id","values":[{}]}}]}}"#,
                     a * ROWS,
                     (a + 1) * ROWS,
-                    (a * ROWS..(a + 1) * ROWS).filter(|id| id % 5 == 0).map(|id| id.to_string()).collect::<Vec<_>>().join(",")
+                    (a * ROWS..(a + 1) * ROWS)
+                        .filter(|id| id % 5 == 0)
+                        .map(|id| id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 );
                 table.delete_where(Some(&hyperstream::scan::Predicate::from_json(&filter).unwrap())).unwrap();
             }
@@ -229,7 +254,9 @@ fn live_ids(table: &Table) -> hyperstream::Result<Vec<i64>> {
     let files = table.data_files(table.snapshot(None, None)?)?;
     let mut ids = Vec::new();
     for batch in table.scan(files, Some(&["id".to_owned()]), None, 4096)? {
-        ids.extend(batch.map_err(hyperstream::Error::from)?.column(0).as_primitive::<Int64Type>().values().iter().copied());
+        ids.extend(
+            batch.map_err(hyperstream::Error::from)?.column(0).as_primitive::<Int64Type>().values().iter().copied(),
+        );
     }
     ids.sort_unstable();
     Ok(ids)
@@ -265,7 +292,12 @@ fn killed_writers_of_every_kind_of_commit_leave_whole_operations() {
                 seen
             })
         };
-        let printed = common::kill_writer_after("table_ops_crash_writer", OPS_DIR_VAR, dir.path(), Duration::from_micros(5_000 + mix(kill ^ 0x0905) % 400_000));
+        let printed = common::kill_writer_after(
+            "table_ops_crash_writer",
+            OPS_DIR_VAR,
+            dir.path(),
+            Duration::from_micros(5_000 + mix(kill ^ 0x0905) % 400_000),
+        );
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         reads += reader.join().unwrap();
         let done = printed.iter().filter(|l| l.starts_with("done ")).count() as i64;
@@ -280,7 +312,12 @@ fn killed_writers_of_every_kind_of_commit_leave_whole_operations() {
 
         // A vector search over it answers (graphs or their fallback), orphan removal keeps every
         // committed row, and the table takes commits again.
-        let search = hyperstream::vector::VectorSearch::new("embedding", vec![3.0, 1.0, 3.0, -1.0], hyperstream::vector::Metric::L2, 3);
+        let search = hyperstream::vector::VectorSearch::new(
+            "embedding",
+            vec![3.0, 1.0, 3.0, -1.0],
+            hyperstream::vector::Metric::L2,
+            3,
+        );
         let files = table.data_files(table.snapshot(None, None).unwrap()).unwrap();
         let nearest = table.search(files, Some(&["id".to_owned()]), None, &search, 4096).unwrap();
         assert_eq!(nearest.num_rows(), ids.len().min(3), "kill {kill}");

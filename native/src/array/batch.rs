@@ -17,9 +17,17 @@ use crate::{Error, Result};
 enum Held {
     /// Changes to the stored array's first `base_rows` rows (`replaced`, by row) and rows after
     /// them (`appended`): flushed in place.
-    Delta { info: ArrayInfo, base_rows: u64, replaced: BTreeMap<u64, Vec<u8>>, appended: Vec<u8> },
+    Delta {
+        info: ArrayInfo,
+        base_rows: u64,
+        replaced: BTreeMap<u64, Vec<u8>>,
+        appended: Vec<u8>,
+    },
     /// The whole array (after a save or a drop of rows): flushed as a new data file.
-    Whole { info: ArrayInfo, bytes: Vec<u8> },
+    Whole {
+        info: ArrayInfo,
+        bytes: Vec<u8>,
+    },
     Dropped,
 }
 
@@ -57,7 +65,10 @@ impl ArrayBatch {
         if !held.contains_key(name) {
             let info = self.store.info(name)?;
             let base_rows = info.rows();
-            held.insert(name.to_string(), Held::Delta { info, base_rows, replaced: BTreeMap::new(), appended: Vec::new() });
+            held.insert(
+                name.to_string(),
+                Held::Delta { info, base_rows, replaced: BTreeMap::new(), appended: Vec::new() },
+            );
         }
         let array = held.get_mut(name).expect("just inserted");
         if matches!(array, Held::Dropped) {
@@ -67,7 +78,11 @@ impl ArrayBatch {
     }
 
     /// Array `name` whole in memory, with the batch's changes.
-    fn whole<'h>(&self, held: &'h mut BTreeMap<String, Held>, name: &str) -> Result<(&'h mut ArrayInfo, &'h mut Vec<u8>)> {
+    fn whole<'h>(
+        &self,
+        held: &'h mut BTreeMap<String, Held>,
+        name: &str,
+    ) -> Result<(&'h mut ArrayInfo, &'h mut Vec<u8>)> {
         let array = self.array(held, name)?;
         if let Held::Delta { .. } = array {
             let data = self.load_delta(array)?;
@@ -119,7 +134,9 @@ impl ArrayBatch {
     /// A copy of array `name` with the batch's changes.
     pub fn load(&self, name: &str) -> Result<ArrayData> {
         match self.held()?.get(name) {
-            Some(Held::Whole { info, bytes }) => Ok(ArrayData { info: info.clone(), bytes: Buffer::from_slice_ref(bytes) }),
+            Some(Held::Whole { info, bytes }) => {
+                Ok(ArrayData { info: info.clone(), bytes: Buffer::from_slice_ref(bytes) })
+            }
             Some(delta @ Held::Delta { .. }) => self.load_delta(delta),
             Some(Held::Dropped) => Err(dropped(name)),
             None => self.store.load(name),
@@ -130,7 +147,10 @@ impl ArrayBatch {
     pub fn save(&self, name: &str, dtype: DType, shape: &[u64], bytes: &[u8]) -> Result<ArrayInfo> {
         let info = super::store::new_array(name, dtype, shape.get(1..).unwrap_or_default(), &[bytes])?;
         if shape.first() != Some(&info.rows()) {
-            return Err(Error::invalid(format!("save {name}: shape {shape:?} does not hold {} bytes of {dtype}", bytes.len())));
+            return Err(Error::invalid(format!(
+                "save {name}: shape {shape:?} does not hold {} bytes of {dtype}",
+                bytes.len()
+            )));
         }
         self.held()?.insert(name.to_string(), Held::Whole { info: info.clone(), bytes: bytes.to_vec() });
         Ok(info)
@@ -168,7 +188,9 @@ impl ArrayBatch {
                     let at = (row - *base_rows) as usize * width;
                     appended[at..at + width].copy_from_slice(new);
                 }
-                Held::Whole { bytes, .. } => bytes[row as usize * width..(row as usize + 1) * width].copy_from_slice(new),
+                Held::Whole { bytes, .. } => {
+                    bytes[row as usize * width..(row as usize + 1) * width].copy_from_slice(new)
+                }
                 Held::Dropped => unreachable!("array() refuses dropped arrays"),
             }
         }
@@ -226,7 +248,9 @@ impl ArrayBatch {
         }
         held.retain(|_, h| matches!(h, Held::Delta { .. }));
         while let Some((name, delta)) = held.pop_first() {
-            let Held::Delta { info, base_rows, replaced, appended } = &delta else { unreachable!("only deltas are left") };
+            let Held::Delta { info, base_rows, replaced, appended } = &delta else {
+                unreachable!("only deltas are left")
+            };
             let written = (|| {
                 let now = self.store.info(&name)?;
                 if now.rows() < *base_rows || check_fits(&now, info.dtype, info.row_shape()).is_err() {

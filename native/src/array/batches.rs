@@ -7,7 +7,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{make_array, Array, ArrayData as ArrowData, ArrayRef, AsArray, BooleanArray, FixedSizeListArray, Int64Array, RecordBatch};
+use arrow::array::{
+    make_array, Array, ArrayData as ArrowData, ArrayRef, AsArray, BooleanArray, FixedSizeListArray, Int64Array,
+    RecordBatch,
+};
 use arrow::buffer::{BooleanBuffer, Buffer};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
@@ -55,8 +58,10 @@ pub fn value_field(dtype: DType, row_shape: &[u64]) -> Field {
         DataType::FixedSizeList(Arc::new(Field::new("item", element, false)), row as i32)
     };
     let shape = serde_json::to_string(row_shape).expect("shapes serialize");
-    Field::new(VALUE_COLUMN, data_type, false)
-        .with_metadata(HashMap::from([(DTYPE_KEY.to_string(), dtype.name().to_string()), (SHAPE_KEY.to_string(), shape)]))
+    Field::new(VALUE_COLUMN, data_type, false).with_metadata(HashMap::from([
+        (DTYPE_KEY.to_string(), dtype.name().to_string()),
+        (SHAPE_KEY.to_string(), shape),
+    ]))
 }
 
 /// The schema of an array's batches.
@@ -81,7 +86,9 @@ fn engine_element(dtype: DType) -> DataType {
 /// `field` with elements of `element` in place of its own (same name, list size and metadata).
 fn with_element(field: &Field, element: DataType) -> Field {
     let data_type = match field.data_type() {
-        DataType::FixedSizeList(item, size) => DataType::FixedSizeList(Arc::new(item.as_ref().clone().with_data_type(element)), *size),
+        DataType::FixedSizeList(item, size) => {
+            DataType::FixedSizeList(Arc::new(item.as_ref().clone().with_data_type(element)), *size)
+        }
         _ => element,
     };
     field.clone().with_data_type(data_type)
@@ -115,7 +122,8 @@ fn convert_elements(elements: ArrayRef, dtype: DType) -> Result<ArrayRef> {
     let from = elements.data_type().clone();
     let to = element_type(dtype).0;
     let integral = |t: &DataType| t.is_integer() || matches!(t, DataType::Decimal128(_, 0));
-    let allowed = (integral(&from) && (to.is_integer() || to.is_floating())) || (from.is_floating() && to.is_floating());
+    let allowed =
+        (integral(&from) && (to.is_integer() || to.is_floating())) || (from.is_floating() && to.is_floating());
     if !allowed {
         return Err(Error::invalid(format!("values of {from} cannot be stored in a {dtype} array")));
     }
@@ -136,7 +144,9 @@ pub fn value_column(info: &ArrayInfo, bytes: Buffer) -> Result<ArrayRef> {
         make_array(ArrowData::try_new(element.clone(), elements, None, 0, vec![bytes], vec![])?)
     };
     match field.data_type() {
-        DataType::FixedSizeList(item, size) => Ok(Arc::new(FixedSizeListArray::try_new(item.clone(), *size, values, None)?)),
+        DataType::FixedSizeList(item, size) => {
+            Ok(Arc::new(FixedSizeListArray::try_new(item.clone(), *size, values, None)?))
+        }
         _ => Ok(values),
     }
 }
@@ -190,8 +200,11 @@ pub fn from_column(column: &dyn Array, field: Option<&Field>) -> Result<(DType, 
     let default_shape = if list_size.is_none() { vec![] } else { vec![(per_row / lanes) as u64] };
     let row_shape = match field.and_then(|f| f.metadata().get(SHAPE_KEY)) {
         Some(s) => {
-            let shape: Vec<u64> = serde_json::from_str(s).map_err(|e| Error::invalid(format!("bad {SHAPE_KEY} {s:?}: {e}")))?;
-            if shape.iter().product::<u64>() as usize * lanes != per_row || (shape.is_empty() != list_size.is_none() && lanes == 1) {
+            let shape: Vec<u64> =
+                serde_json::from_str(s).map_err(|e| Error::invalid(format!("bad {SHAPE_KEY} {s:?}: {e}")))?;
+            if shape.iter().product::<u64>() as usize * lanes != per_row
+                || (shape.is_empty() != list_size.is_none() && lanes == 1)
+            {
                 return Err(Error::invalid(format!("{SHAPE_KEY} {shape:?} does not match rows of {per_row} elements")));
             }
             shape
@@ -214,7 +227,9 @@ pub type Rows = (DType, Vec<u64>, Vec<u8>);
 
 /// The rows of a batch stream (its `value` column, or its only column), gathered for a save, an
 /// append or a replace: their dtype, row shape and bytes. Every batch must agree on the first two.
-pub fn rows_from_batches(batches: impl Iterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>>) -> Result<Option<Rows>> {
+pub fn rows_from_batches(
+    batches: impl Iterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>>,
+) -> Result<Option<Rows>> {
     let mut out: Option<Rows> = None;
     for batch in batches {
         let batch = batch?;
@@ -234,7 +249,9 @@ pub fn rows_from_batches(batches: impl Iterator<Item = std::result::Result<Recor
             None => out = Some((dtype, row_shape, bytes.to_vec())),
             Some((d, s, all)) => {
                 if *d != dtype || *s != row_shape {
-                    return Err(Error::invalid(format!("batches disagree: rows of {d} {s:?}, then of {dtype} {row_shape:?}")));
+                    return Err(Error::invalid(format!(
+                        "batches disagree: rows of {d} {s:?}, then of {dtype} {row_shape:?}"
+                    )));
                 }
                 all.extend_from_slice(&bytes);
             }

@@ -120,14 +120,17 @@ impl DataFile {
         };
         // SAFETY: page 0 is only ever changed through the atomics below (by this and other processes);
         // the mapping lives as long as `self`.
-        let header = if writable { options.map_raw(&file) } else { options.map_raw_read_only(&file) }.map_err(|e| io(path, e))?;
+        let header = if writable { options.map_raw(&file) } else { options.map_raw_read_only(&file) }
+            .map_err(|e| io(path, e))?;
         let mut data_file = DataFile {
             path: path.to_path_buf(),
             file,
             writable,
             row_bytes,
             header,
-            map: Arc::new(MmapOptions::new().len(1).map_anon().and_then(|m| m.make_read_only()).map_err(|e| io(path, e))?),
+            map: Arc::new(
+                MmapOptions::new().len(1).map_anon().and_then(|m| m.make_read_only()).map_err(|e| io(path, e))?,
+            ),
             journal: None,
         };
         // SAFETY: the header page is mapped and at least HEADER bytes long.
@@ -359,7 +362,9 @@ impl DataFile {
             self.word(SEQ_AT).store(seq + 1, Ordering::Release);
             for (i, &row) in indices.iter().enumerate().take(applied) {
                 let bytes = &data[i * self.row_bytes..(i + 1) * self.row_bytes];
-                self.file.write_all_at(bytes, HEADER as u64 + row * self.row_bytes as u64).map_err(|e| io(&self.path, e))?;
+                self.file
+                    .write_all_at(bytes, HEADER as u64 + row * self.row_bytes as u64)
+                    .map_err(|e| io(&self.path, e))?;
             }
         }
         Ok(())
@@ -431,7 +436,8 @@ impl DataFile {
         let mut body = vec![0u8; body_len as usize];
         file.read_exact_at(&mut body, JOURNAL_HEADER as u64).map_err(|_| corrupt("shorter than its header says"))?;
         let split = count as usize * 8;
-        let indices: Vec<u64> = body[..split].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let indices: Vec<u64> =
+            body[..split].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
         if let Some(bad) = indices.iter().find(|&&i| i >= rows) {
             return Err(corrupt(&format!("row {bad} is past the {rows} rows")));
         }

@@ -53,11 +53,13 @@ pub fn parse_header(bytes: &[u8], name: &str) -> Result<(DType, Vec<u64>, usize)
         Ok(dict[at + key.len() + 3..].trim_start())
     };
     let descr = value("descr")?;
-    let descr = descr.strip_prefix('\'').and_then(|d| d.split('\'').next()).ok_or_else(|| bad("descr is not a string"))?;
+    let descr =
+        descr.strip_prefix('\'').and_then(|d| d.split('\'').next()).ok_or_else(|| bad("descr is not a string"))?;
     if descr.starts_with('>') && !descr.ends_with('1') {
         return Err(bad(&format!("big-endian dtype '{descr}'")));
     }
-    let dtype = DType::from_npy_descr(descr.trim_start_matches('>')).ok_or_else(|| bad(&format!("dtype '{descr}' is not one the store keeps")))?;
+    let dtype = DType::from_npy_descr(descr.trim_start_matches('>'))
+        .ok_or_else(|| bad(&format!("dtype '{descr}' is not one the store keeps")))?;
     if value("fortran_order")?.starts_with("True") {
         return Err(bad("Fortran order (save it with np.ascontiguousarray first)"));
     }
@@ -111,7 +113,8 @@ mod tests {
 
     #[test]
     fn headers_parse_back_and_align_the_data() {
-        for (dtype, shape) in [(DType::F32, vec![3u64, 4]), (DType::Bool, vec![7]), (DType::Complex128, vec![2, 3, 5])] {
+        for (dtype, shape) in [(DType::F32, vec![3u64, 4]), (DType::Bool, vec![7]), (DType::Complex128, vec![2, 3, 5])]
+        {
             let h = header(dtype, &shape);
             assert_eq!(h.len() % 64, 0);
             assert_eq!(parse_header(&h, "x").unwrap(), (dtype, shape, h.len()));
@@ -120,7 +123,10 @@ mod tests {
 
     #[test]
     fn unreadable_headers_are_refused_by_name() {
-        assert!(parse_header(b"PK\x03\x04 not npy", "a.npy").unwrap_err().to_string().contains("a.npy is not a readable .npy file: no .npy magic"));
+        assert!(parse_header(b"PK\x03\x04 not npy", "a.npy")
+            .unwrap_err()
+            .to_string()
+            .contains("a.npy is not a readable .npy file: no .npy magic"));
         let edited = |dtype, shape: &[u64], from: &str, to: &str| {
             let h = header(dtype, shape);
             let mut text = h[10..].to_vec();

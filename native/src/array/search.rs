@@ -55,7 +55,11 @@ impl Queries {
                 .iter()
                 .map(|q| {
                     if q.len() != dim {
-                        return Err(Error::invalid(format!("query vector has {} bytes but the rows of '{}' have {dim}", q.len(), info.name)));
+                        return Err(Error::invalid(format!(
+                            "query vector has {} bytes but the rows of '{}' have {dim}",
+                            q.len(),
+                            info.name
+                        )));
                     }
                     binary_query(q)
                 })
@@ -87,7 +91,8 @@ impl Queries {
                     continue;
                 }
                 for (q, top) in self.binary.iter().zip(tops.iter_mut()) {
-                    let distance = if self.metric == Metric::Hamming { hamming(q, row) as f32 } else { jaccard(q, row) };
+                    let distance =
+                        if self.metric == Metric::Hamming { hamming(q, row) as f32 } else { jaccard(q, row) };
                     top.push(Neighbor { distance, ordinal });
                 }
             }
@@ -96,8 +101,12 @@ impl Queries {
         // float16 and int8 rows widened in registers, where the CPU can.
         let widened = match (dtype, half_kernels(), byte_kernels()) {
             // SAFETY: every bit pattern is a valid u16 / i8; align_to only yields the aligned middle part.
-            (DType::F16, Some(k), _) => self.scan_narrow(unsafe { data.align_to::<u16>() }, k, dim, first, &skipped, tops),
-            (DType::I8, _, Some(k)) => self.scan_narrow(unsafe { data.align_to::<i8>() }, k, dim, first, &skipped, tops),
+            (DType::F16, Some(k), _) => {
+                self.scan_narrow(unsafe { data.align_to::<u16>() }, k, dim, first, &skipped, tops)
+            }
+            (DType::I8, _, Some(k)) => {
+                self.scan_narrow(unsafe { data.align_to::<i8>() }, k, dim, first, &skipped, tops)
+            }
             _ => false,
         };
         if widened {
@@ -200,11 +209,19 @@ fn convert_into(dtype: DType, data: &[u8], out: &mut [f32]) {
             if head.is_empty() && tail.is_empty() && cfg!(target_endian = "little") {
                 halves.convert_to_f32_slice(out);
             } else {
-                out.iter_mut().zip(data.chunks_exact(2)).for_each(|(o, b)| *o = f16::from_le_bytes([b[0], b[1]]).to_f32());
+                out.iter_mut()
+                    .zip(data.chunks_exact(2))
+                    .for_each(|(o, b)| *o = f16::from_le_bytes([b[0], b[1]]).to_f32());
             }
         }
-        DType::F32 => out.iter_mut().zip(data.chunks_exact(4)).for_each(|(o, b)| *o = f32::from_le_bytes(b.try_into().expect("4 bytes"))),
-        DType::F64 => out.iter_mut().zip(data.chunks_exact(8)).for_each(|(o, b)| *o = f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32),
+        DType::F32 => out
+            .iter_mut()
+            .zip(data.chunks_exact(4))
+            .for_each(|(o, b)| *o = f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+        DType::F64 => out
+            .iter_mut()
+            .zip(data.chunks_exact(8))
+            .for_each(|(o, b)| *o = f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32),
         DType::I8 => out.iter_mut().zip(data).for_each(|(o, &b)| *o = b as i8 as f32),
         other => unreachable!("Queries::new refuses float metrics over {other}"),
     }
@@ -218,7 +235,12 @@ fn bytes_as_f32(data: &[u8]) -> Option<&[f32]> {
 }
 
 /// The k nearest rows of an in-memory array to each query, nearest first.
-pub fn top_k_in_memory(array: &ArrayData, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+pub fn top_k_in_memory(
+    array: &ArrayData,
+    metric: Metric,
+    queries: &[Vec<f32>],
+    k: usize,
+) -> Result<Vec<Vec<Neighbor>>> {
     let queries = Queries::new(&array.info, metric, queries)?;
     Ok(queries.search(&array.info, &array.bytes, k, &[]).into_iter().map(TopK::into_sorted).collect())
 }
@@ -233,7 +255,14 @@ impl ArrayStore {
     /// As [`top_k`](Self::top_k), on `backend`, and saying which backend ran. A GPU compares the
     /// rows as `f32` (converted first when the array holds another float type); bit-packed rows
     /// (`hamming`, `jaccard`) are compared on the CPU only.
-    pub fn top_k_on(&self, name: &str, metric: Metric, queries: &[Vec<f32>], k: usize, backend: Backend) -> Result<BatchResult> {
+    pub fn top_k_on(
+        &self,
+        name: &str,
+        metric: Metric,
+        queries: &[Vec<f32>],
+        k: usize,
+        backend: Backend,
+    ) -> Result<BatchResult> {
         if metric.is_binary() && matches!(backend, Backend::Cuda | Backend::Wgpu) {
             return Err(Error::invalid(format!(
                 "metric '{metric}' runs on the CPU only; the {} backend compares float vectors",
@@ -246,18 +275,31 @@ impl ArrayStore {
             |info, data, replacing| {
                 let checked = Queries::new(info, metric, queries)?;
                 let elements = data.len() / info.dtype.size();
-                let ran = if metric.is_binary() || elements == 0 { Backend::Cpu } else { backend.choose(queries.len().saturating_mul(elements)) };
+                let ran = if metric.is_binary() || elements == 0 {
+                    Backend::Cpu
+                } else {
+                    backend.choose(queries.len().saturating_mul(elements))
+                };
                 let tops = match ran {
                     Backend::Cpu | Backend::Auto => checked.search(info, data, k, replacing),
                     gpu => {
                         // Rows a replace is still writing are left out here and compared, new, below.
-                        let found = batch_top_k(&floats_of(info.dtype, data), info.row_elements(), metric, queries, k + replacing.len(), gpu)?;
+                        let found = batch_top_k(
+                            &floats_of(info.dtype, data),
+                            info.row_elements(),
+                            metric,
+                            queries,
+                            k + replacing.len(),
+                            gpu,
+                        )?;
                         found
                             .neighbors
                             .into_iter()
                             .map(|hits| {
                                 let mut top = TopK::new(k);
-                                hits.into_iter().filter(|n| replacing.binary_search(&n.ordinal).is_err()).for_each(|n| top.push(n));
+                                hits.into_iter()
+                                    .filter(|n| replacing.binary_search(&n.ordinal).is_err())
+                                    .for_each(|n| top.push(n));
                                 top
                             })
                             .collect()

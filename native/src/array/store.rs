@@ -182,7 +182,6 @@ impl Drop for WriterLock<'_> {
     }
 }
 
-
 fn check_row_shape(row_shape: &[u64]) -> Result<()> {
     if let Some(d) = row_shape.iter().position(|&d| d == 0) {
         return Err(Error::invalid(format!("dimension {} of the shape is 0: only the row count may be 0", d + 1)));
@@ -197,7 +196,8 @@ fn check_row_shape(row_shape: &[u64]) -> Result<()> {
 pub(crate) fn whole_rows(info: &ArrayInfo, bytes: usize, what: &str) -> Result<u64> {
     let width = info.row_bytes();
     if !bytes.is_multiple_of(width) {
-        let row = if info.row_shape().is_empty() { "values".to_string() } else { format!("rows of {:?}", info.row_shape()) };
+        let row =
+            if info.row_shape().is_empty() { "values".to_string() } else { format!("rows of {:?}", info.row_shape()) };
         return Err(Error::invalid(format!(
             "{what} '{}': {bytes} bytes are not whole {row} {} ({width} bytes each)",
             info.name, info.dtype
@@ -220,7 +220,9 @@ pub(crate) fn new_array(name: &str, dtype: DType, row_shape: &[u64], parts: &[&[
 /// Checks that every row index is below the array's row count.
 pub(crate) fn check_indices(info: &ArrayInfo, indices: &[u64]) -> Result<()> {
     match indices.iter().find(|&&i| i >= info.rows()) {
-        Some(bad) => Err(Error::invalid(format!("row {bad} is out of range for array '{}' of {} rows", info.name, info.rows()))),
+        Some(bad) => {
+            Err(Error::invalid(format!("row {bad} is out of range for array '{}' of {} rows", info.name, info.rows())))
+        }
         None => Ok(()),
     }
 }
@@ -281,7 +283,12 @@ impl ArrayStore {
         }
         .map_err(|e| io(&lock_path, e))?;
         let empty = Catalog { format: FORMAT, next_file: 1, arrays: BTreeMap::new() };
-        let store = ArrayStore { root, options, lock_file, state: Mutex::new(State { catalog: empty, stamp: None, files: HashMap::new() }) };
+        let store = ArrayStore {
+            root,
+            options,
+            lock_file,
+            state: Mutex::new(State { catalog: empty, stamp: None, files: HashMap::new() }),
+        };
         if !options.read_only {
             if let Some(_lock) = WriterLock::take(&store.lock_file, &store.root, false)? {
                 let mut state = store.state()?;
@@ -317,10 +324,13 @@ impl ArrayStore {
     fn refresh(&self, state: &mut State) -> Result<()> {
         let path = self.catalog_path();
         let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::NotFound(format!("array store {} (no {CATALOG})", self.root.display())),
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("array store {} (no {CATALOG})", self.root.display()))
+            }
             _ => io(&path, e),
         })?;
-        let stamp = Stamp { ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec() };
+        let stamp =
+            Stamp { ino: meta.ino(), size: meta.size(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec() };
         if state.stamp == Some(stamp) {
             return Ok(());
         }
@@ -328,7 +338,11 @@ impl ArrayStore {
         let catalog: Catalog = serde_json::from_slice(&text)
             .map_err(|e| Error::Corrupt(format!("array store catalog {}: {e}", path.display())))?;
         if catalog.format != FORMAT {
-            return Err(Error::Corrupt(format!("array store catalog {}: unknown format {}", path.display(), catalog.format)));
+            return Err(Error::Corrupt(format!(
+                "array store catalog {}: unknown format {}",
+                path.display(),
+                catalog.format
+            )));
         }
         // The catalog names the files a drop deletes and the sizes every row is read with: only the
         // store's own file names and shapes that fit are taken from it.
@@ -337,7 +351,10 @@ impl ArrayStore {
                 if is_data_file_name(&entry.file) {
                     Ok(())
                 } else {
-                    Err(Error::invalid(format!("file {:?} is not a data file name of this store (data-<n>.hsa)", entry.file)))
+                    Err(Error::invalid(format!(
+                        "file {:?} is not a data file name of this store (data-<n>.hsa)",
+                        entry.file
+                    )))
                 }
             });
             checked.map_err(|e| Error::Corrupt(format!("array {name:?} in {}: {e}", path.display())))?;
@@ -422,7 +439,8 @@ impl ArrayStore {
         for entry in entries.flatten() {
             let file_name = entry.file_name().to_string_lossy().into_owned();
             let data = file_name.strip_suffix(".journal").unwrap_or(&file_name);
-            let ours = (data.starts_with("data-") && data.ends_with(".hsa")) || file_name.starts_with(&format!("{CATALOG}.tmp-"));
+            let ours = (data.starts_with("data-") && data.ends_with(".hsa"))
+                || file_name.starts_with(&format!("{CATALOG}.tmp-"));
             if ours && !known.iter().any(|k| k == data) {
                 let _ = std::fs::remove_file(entry.path());
             }
@@ -662,12 +680,19 @@ impl ArrayStore {
     /// as one change: appended in order, or making the array anew when `overwrite` or when there is
     /// none. The parts must agree on dtype and row shape, with each other and with the array they
     /// join; nothing changes otherwise. Returns the array as it then is.
-    pub fn commit_parts(&self, name: &str, staging: &ArrayStore, parts: &[String], overwrite: bool) -> Result<ArrayInfo> {
+    pub fn commit_parts(
+        &self,
+        name: &str,
+        staging: &ArrayStore,
+        parts: &[String],
+        overwrite: bool,
+    ) -> Result<ArrayInfo> {
         let views = parts.iter().map(|p| staging.lazy(p)).collect::<Result<Vec<_>>>()?;
         let Some(first) = views.first().map(|v| v.info.clone()) else {
             return Err(Error::invalid(format!("commit to array '{name}': no parts to commit")));
         };
-        if let Some(odd) = views.iter().find(|v| v.info.dtype != first.dtype || v.info.row_shape() != first.row_shape()) {
+        if let Some(odd) = views.iter().find(|v| v.info.dtype != first.dtype || v.info.row_shape() != first.row_shape())
+        {
             return Err(Error::invalid(format!(
                 "commit to array '{name}': parts disagree: rows of {} {:?}, then of {} {:?}",
                 first.dtype,
@@ -696,7 +721,10 @@ impl ArrayStore {
             let info = self.info_locked(state, name)?;
             let rows = whole_rows(&info, bytes.len(), "replace rows of")?;
             if rows != indices.len() as u64 {
-                return Err(Error::invalid(format!("replace rows of {name}: {} indices but {rows} rows", indices.len())));
+                return Err(Error::invalid(format!(
+                    "replace rows of {name}: {} indices but {rows} rows",
+                    indices.len()
+                )));
             }
             check_indices(&info, indices)?;
             if indices.is_empty() {
@@ -708,7 +736,13 @@ impl ArrayStore {
 
     /// Starts a replace and stops it as a killed writer would (tests of recovery).
     #[cfg(test)]
-    pub(crate) fn replace_killed(&self, name: &str, indices: &[u64], bytes: &[u8], stop: super::file::KilledAt) -> Result<()> {
+    pub(crate) fn replace_killed(
+        &self,
+        name: &str,
+        indices: &[u64],
+        bytes: &[u8],
+        stop: super::file::KilledAt,
+    ) -> Result<()> {
         self.change(|state| self.file(state, name)?.replace_killed(indices, bytes, stop))
     }
 
@@ -761,7 +795,9 @@ pub(crate) fn check_fits(info: &ArrayInfo, dtype: DType, row_shape: &[u64]) -> R
 
 /// Sets row `at` of `bytes` (rows of `width`) to `new`.
 fn overwrite_row(bytes: &mut Buffer, width: usize, at: usize, new: &[u8]) {
-    let mut owned = std::mem::replace(bytes, Buffer::from_vec(Vec::<u8>::new())).into_mutable().unwrap_or_else(|shared| MutableBuffer::from(shared.as_slice().to_vec()));
+    let mut owned = std::mem::replace(bytes, Buffer::from_vec(Vec::<u8>::new()))
+        .into_mutable()
+        .unwrap_or_else(|shared| MutableBuffer::from(shared.as_slice().to_vec()));
     owned.as_slice_mut()[at * width..(at + 1) * width].copy_from_slice(new);
     *bytes = owned.into();
 }
@@ -777,12 +813,26 @@ impl ArrayStore {
 
     /// Rows `start..end` of array `name` as Arrow batches of up to `batch_rows` rows each, in the
     /// engines' types when `engine` (see [`super::batches::to_engine`]): one split of an engine scan.
-    pub fn stream_rows(self: &Arc<Self>, name: &str, start: u64, end: u64, batch_rows: usize, engine: bool) -> Result<crate::scan::BatchStream> {
+    pub fn stream_rows(
+        self: &Arc<Self>,
+        name: &str,
+        start: u64,
+        end: u64,
+        batch_rows: usize,
+        engine: bool,
+    ) -> Result<crate::scan::BatchStream> {
         let info = self.info(name)?;
         if start > end || end > info.rows() {
-            return Err(Error::invalid(format!("rows {start}..{end} are out of range for array '{name}' of {} rows", info.rows())));
+            return Err(Error::invalid(format!(
+                "rows {start}..{end} are out of range for array '{name}' of {} rows",
+                info.rows()
+            )));
         }
-        let schema = if engine { super::batches::engine_schema(info.dtype, info.row_shape()) } else { super::batches::schema(info.dtype, info.row_shape()) };
+        let schema = if engine {
+            super::batches::engine_schema(info.dtype, info.row_shape())
+        } else {
+            super::batches::schema(info.dtype, info.row_shape())
+        };
         let (store, name, batch_rows) = (Arc::clone(self), name.to_string(), batch_rows.max(1) as u64);
         let mut next = start;
         let batches = std::iter::from_fn(move || {
@@ -790,7 +840,8 @@ impl ArrayStore {
                 return None;
             }
             let stop = (next + batch_rows).min(end);
-            let batch = store.slice(&name, next, stop).and_then(|a| super::batches::to_batch(&a.info, next..stop, a.bytes));
+            let batch =
+                store.slice(&name, next, stop).and_then(|a| super::batches::to_batch(&a.info, next..stop, a.bytes));
             next = stop;
             Some(if engine { batch.and_then(super::batches::to_engine) } else { batch })
         })

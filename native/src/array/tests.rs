@@ -26,7 +26,9 @@ impl Values for Rng {
             let r = self.next_u64();
             match dtype {
                 DType::Bool => out.push((r & 1) as u8),
-                DType::F16 => out.extend_from_slice(&half::f16::from_f32((r % 2000) as f32 / 100.0 - 10.0).to_le_bytes()),
+                DType::F16 => {
+                    out.extend_from_slice(&half::f16::from_f32((r % 2000) as f32 / 100.0 - 10.0).to_le_bytes())
+                }
                 DType::F32 => out.extend_from_slice(&((r % 20000) as f32 / 1000.0 - 10.0).to_le_bytes()),
                 DType::F64 => out.extend_from_slice(&((r % 2_000_000) as f64 / 1e5 - 10.0).to_le_bytes()),
                 DType::Complex64 => {
@@ -144,10 +146,16 @@ fn every_operation_round_trips_every_dtype_against_the_model() {
                 let mut random: Vec<u64> = (0..rng.below(40)).map(|_| rng.below(model.rows.len() as u64)).collect();
                 let got = store.get_rows(&name, &random).unwrap();
                 assert_eq!(got.info.shape[0], random.len() as u64);
-                assert_eq!(got.bytes.as_slice(), random.iter().map(|&i| model.rows[i as usize].clone()).collect::<Vec<_>>().concat());
+                assert_eq!(
+                    got.bytes.as_slice(),
+                    random.iter().map(|&i| model.rows[i as usize].clone()).collect::<Vec<_>>().concat()
+                );
                 random.sort_unstable();
                 let got = store.get_rows(&name, &random).unwrap();
-                assert_eq!(got.bytes.as_slice(), random.iter().map(|&i| model.rows[i as usize].clone()).collect::<Vec<_>>().concat());
+                assert_eq!(
+                    got.bytes.as_slice(),
+                    random.iter().map(|&i| model.rows[i as usize].clone()).collect::<Vec<_>>().concat()
+                );
                 let (a, b) = (rng.below(model.rows.len() as u64), rng.below(model.rows.len() as u64 + 1));
                 let (start, end) = (a.min(b), a.max(b));
                 let got = store.slice(&name, start, end).unwrap();
@@ -160,7 +168,10 @@ fn every_operation_round_trips_every_dtype_against_the_model() {
         let batch = to_batch(&array.info, 0..array.info.rows(), array.bytes.clone()).unwrap();
         let field = batch.schema().field(1).clone();
         let (dtype_back, shape_back, bytes_back) = from_column(batch.column(1).as_ref(), Some(&field)).unwrap();
-        assert_eq!((dtype_back, shape_back.as_slice(), bytes_back.as_slice()), (dtype, model.row_shape.as_slice(), model.bytes().as_slice()));
+        assert_eq!(
+            (dtype_back, shape_back.as_slice(), bytes_back.as_slice()),
+            (dtype, model.row_shape.as_slice(), model.bytes().as_slice())
+        );
 
         // .npy out and back in.
         let npy = dir.path().join(format!("{case}.npy"));
@@ -190,7 +201,8 @@ fn refused_changes_name_the_problem_and_leave_every_file_as_it_was() {
     store.save("a", DType::F32, &[10, 4], &rows).unwrap();
     store.replace("a", &[1], &rows[..16]).unwrap();
     let before = snapshot(dir.path());
-    assert!(err(store.append("a", &rows[..10])).contains("append to 'a': 10 bytes are not whole rows of [4] float32 (16 bytes each)"));
+    assert!(err(store.append("a", &rows[..10]))
+        .contains("append to 'a': 10 bytes are not whole rows of [4] float32 (16 bytes each)"));
     assert!(err(store.replace("a", &[3, 10], &rows[..32])).contains("row 10 is out of range for array 'a' of 10 rows"));
     assert!(err(store.replace("a", &[3], &rows[..32])).contains("1 indices but 2 rows"));
     assert!(err(store.get_rows("a", &[99])).contains("row 99 is out of range"));
@@ -211,7 +223,9 @@ fn refused_changes_name_the_problem_and_leave_every_file_as_it_was() {
 
     let read_only = ArrayStore::open(dir.path(), StoreOptions { read_only: true, ..Default::default() }).unwrap();
     assert!(err(read_only.append("a", &rows[..16])).contains("opened read-only"));
-    assert!(ArrayStore::open(dir.path().join("nowhere"), StoreOptions { read_only: true, ..Default::default() }).is_err());
+    assert!(
+        ArrayStore::open(dir.path().join("nowhere"), StoreOptions { read_only: true, ..Default::default() }).is_err()
+    );
 }
 
 #[test]
@@ -238,14 +252,19 @@ fn damaged_files_are_reported_as_corrupt() {
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, b"keep").unwrap();
     for entry in [r#""file": "../victim.txt""#, r#""file": "/etc/passwd""#, r#""file": "data-1.hsa/../../x""#] {
-        let catalog = format!(r#"{{"format": 1, "next_file": 2, "arrays": {{"a": {{"dtype": "uint8", "row_shape": [2], {entry}}}}}}}"#);
+        let catalog = format!(
+            r#"{{"format": 1, "next_file": 2, "arrays": {{"a": {{"dtype": "uint8", "row_shape": [2], {entry}}}}}}}"#
+        );
         std::fs::write(dir.path().join("arrays.json"), catalog).unwrap();
         let e = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err();
         assert!(e.kind() == crate::error::ErrorKind::Corrupt && e.to_string().contains("not a data file name"), "{e}");
     }
     let huge = r#"{"format": 1, "next_file": 2, "arrays": {"a": {"dtype": "float64", "row_shape": [4294967296, 4294967296], "file": "data-1.hsa"}}}"#;
     std::fs::write(dir.path().join("arrays.json"), huge).unwrap();
-    assert_eq!(ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err().kind(), crate::error::ErrorKind::Corrupt);
+    assert_eq!(
+        ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err().kind(),
+        crate::error::ErrorKind::Corrupt
+    );
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     std::fs::write(dir.path().join("arrays.json"), b"{ not json").unwrap();
     let e = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap_err();
@@ -254,7 +273,13 @@ fn damaged_files_are_reported_as_corrupt() {
 
 #[test]
 fn a_replace_killed_at_any_stage_leaves_the_old_rows_or_the_new_ones() {
-    for stop in [KilledAt::JournalBody, KilledAt::JournalCommitted, KilledAt::Applying(0), KilledAt::Applying(2), KilledAt::Applying(4)] {
+    for stop in [
+        KilledAt::JournalBody,
+        KilledAt::JournalCommitted,
+        KilledAt::Applying(0),
+        KilledAt::Applying(2),
+        KilledAt::Applying(4),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let old: Vec<u8> = (0..64u8).collect();
         let store = ArrayStore::open(dir.path(), StoreOptions::default()).unwrap();
@@ -270,8 +295,15 @@ fn a_replace_killed_at_any_stage_leaves_the_old_rows_or_the_new_ones() {
         // Readers in the middle of it see a whole state: the overlay covers the rows still being written.
         let reader = ArrayStore::open(dir.path(), StoreOptions { read_only: true, ..Default::default() }).unwrap();
         if matches!(stop, KilledAt::Applying(_)) {
-            assert_eq!(reader.load("a").unwrap().bytes.as_slice(), want.as_slice(), "{stop:?}: reader during the replace");
-            assert_eq!(reader.get_rows("a", &[3, 0]).unwrap().bytes.as_slice(), &[want[12..16].to_vec(), want[..4].to_vec()].concat()[..]);
+            assert_eq!(
+                reader.load("a").unwrap().bytes.as_slice(),
+                want.as_slice(),
+                "{stop:?}: reader during the replace"
+            );
+            assert_eq!(
+                reader.get_rows("a", &[3, 0]).unwrap().bytes.as_slice(),
+                &[want[12..16].to_vec(), want[..4].to_vec()].concat()[..]
+            );
         }
         drop(store);
         // The next writer finishes a committed replace before anything else.
@@ -324,7 +356,8 @@ fn durable_mode_keeps_the_same_answers() {
 }
 
 fn reference_top_k(metric: Metric, query: &[f32], rows: &[Vec<f32>], k: usize) -> Vec<u64> {
-    let mut all: Vec<(f64, u64)> = rows.iter().enumerate().map(|(i, r)| (reference_distance(metric, query, r), i as u64)).collect();
+    let mut all: Vec<(f64, u64)> =
+        rows.iter().enumerate().map(|(i, r)| (reference_distance(metric, query, r), i as u64)).collect();
     all.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
     all.into_iter().take(k).map(|(_, i)| i).collect()
 }
@@ -348,7 +381,11 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
                 _ => r.chunks_exact(2).map(|b| half::f16::from_le_bytes(b.try_into().unwrap()).to_f32()).collect(),
             })
             .collect();
-        let queries: Vec<Vec<f32>> = (0..3).map(|_| rng.values(DType::F32, dim).chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()).collect();
+        let queries: Vec<Vec<f32>> = (0..3)
+            .map(|_| {
+                rng.values(DType::F32, dim).chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+            })
+            .collect();
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
             let got = store.top_k(name, metric, &queries, 10).unwrap();
             let memory = top_k_in_memory(&store.load(name).unwrap(), metric, &queries, 10).unwrap();
@@ -369,7 +406,8 @@ fn top_k_over_a_stored_array_equals_a_float64_sort() {
     assert_eq!(store.top_k("bits", Metric::Jaccard, &[query], 1).unwrap()[0][0].ordinal, 77);
     // Refusals.
     let e = err::<Vec<Vec<crate::vector::Neighbor>>>;
-    assert!(e(store.top_k("float32", Metric::L2, &[vec![0.0; 12]], 10)).contains("query vector has 12 dimensions but the column has 13"));
+    assert!(e(store.top_k("float32", Metric::L2, &[vec![0.0; 12]], 10))
+        .contains("query vector has 12 dimensions but the column has 13"));
     assert!(e(store.top_k("float32", Metric::Hamming, &[vec![0.0; 13]], 10)).contains("compares bit-packed uint8 rows"));
     assert!(e(store.top_k("bits", Metric::L2, &[vec![0.0; 8]], 10)).contains("compares float vectors"));
     assert!(e(store.top_k("float32", Metric::L2, &[vec![f32::NAN; 13]], 10)).contains("query vector holds NaN"));
@@ -404,7 +442,12 @@ fn searches_on_gpu_backends_answer_as_the_cpu_does() {
             assert_eq!(on.backend, gpu.name());
             for (q, (g, c)) in queries.iter().zip(on.neighbors.iter().zip(&cpu.neighbors)) {
                 let query = crate::vector::FloatQuery::new(metric, q.clone(), dim).unwrap();
-                assert_same_neighbors(g, c, |r| query.distance(&floats[r as usize * dim..][..dim]), &format!("{name} {metric}"));
+                assert_same_neighbors(
+                    g,
+                    c,
+                    |r| query.distance(&floats[r as usize * dim..][..dim]),
+                    &format!("{name} {metric}"),
+                );
             }
         }
     }
@@ -441,7 +484,11 @@ fn engine_batches_convert_back_to_exactly_the_stored_rows() {
             assert_eq!(engine.schema(), super::batches::engine_schema(dtype, &row_shape), "{dtype}");
             let field = engine.schema().field(1).clone();
             let (back, shape, got) = from_column(engine.column(1).as_ref(), Some(&field)).unwrap();
-            assert_eq!((back, shape, got.as_slice()), (dtype, row_shape.clone(), bytes.as_slice()), "{dtype} {row_shape:?}");
+            assert_eq!(
+                (back, shape, got.as_slice()),
+                (dtype, row_shape.clone(), bytes.as_slice()),
+                "{dtype} {row_shape:?}"
+            );
         }
     }
     // Values an engine sends that the dtype cannot hold are refused, never wrapped.
@@ -469,7 +516,11 @@ fn batch_mode_holds_changes_until_one_flush_and_matches_the_model() {
     let mut rng = Rng(23);
     let mut models = BTreeMap::new();
     for (i, dtype) in [DType::F32, DType::I64, DType::U8].into_iter().enumerate() {
-        let model = Model { dtype, row_shape: vec![1 + i as u64], rows: rows_of(&rng.values(dtype, 50 * (1 + i)), dtype.size() * (1 + i)) };
+        let model = Model {
+            dtype,
+            row_shape: vec![1 + i as u64],
+            rows: rows_of(&rng.values(dtype, 50 * (1 + i)), dtype.size() * (1 + i)),
+        };
         store.save(&format!("a{i}"), dtype, &model.shape(), &model.bytes()).unwrap();
         models.insert(format!("a{i}"), model);
     }
@@ -515,7 +566,11 @@ fn batch_mode_holds_changes_until_one_flush_and_matches_the_model() {
     for (name, model) in &models {
         assert_same(&reader, name, model);
     }
-    assert_eq!(snapshot(dir.path()).keys().filter(|f| f.ends_with(".hsa")).count(), 2, "replaced data files stay behind");
+    assert_eq!(
+        snapshot(dir.path()).keys().filter(|f| f.ends_with(".hsa")).count(),
+        2,
+        "replaced data files stay behind"
+    );
 
     // Replaces and appends alone are written in place; another writer's appends meanwhile stay first.
     let model = models.get_mut("a0").unwrap();
@@ -542,7 +597,11 @@ fn batch_mode_holds_changes_until_one_flush_and_matches_the_model() {
     batch.flush().unwrap();
     model.rows.extend(appended);
     assert_same(&reader, "a0", model);
-    assert_eq!(snapshot(dir.path()).into_keys().filter(|f| f.ends_with(".hsa")).collect::<Vec<_>>(), files, "written in place");
+    assert_eq!(
+        snapshot(dir.path()).into_keys().filter(|f| f.ends_with(".hsa")).collect::<Vec<_>>(),
+        files,
+        "written in place"
+    );
 
     // A batch over an array another writer rewrote meanwhile refuses to flush it.
     let batch = store.batch();

@@ -13,9 +13,9 @@
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimeUnit,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type,
-    UInt8Type,
+    DataType, Date32Type, Date64Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 
 use crate::{Error, Result};
@@ -101,8 +101,12 @@ impl Sketch {
             DataType::Date32 => primitive!(Date32Type),
             DataType::Date64 => primitive!(Date64Type),
             DataType::Decimal128(..) => primitive!(Decimal128Type),
-            DataType::Utf8 => column.as_string::<i32>().iter().flatten().for_each(|v| self.insert_hash(hash(v.as_bytes()))),
-            DataType::LargeUtf8 => column.as_string::<i64>().iter().flatten().for_each(|v| self.insert_hash(hash(v.as_bytes()))),
+            DataType::Utf8 => {
+                column.as_string::<i32>().iter().flatten().for_each(|v| self.insert_hash(hash(v.as_bytes())))
+            }
+            DataType::LargeUtf8 => {
+                column.as_string::<i64>().iter().flatten().for_each(|v| self.insert_hash(hash(v.as_bytes())))
+            }
             DataType::Binary => column.as_binary::<i32>().iter().flatten().for_each(|v| self.insert_hash(hash(v))),
             DataType::LargeBinary => column.as_binary::<i64>().iter().flatten().for_each(|v| self.insert_hash(hash(v))),
             _ => {}

@@ -26,12 +26,12 @@ use std::io::Cursor;
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use arrow::row::{RowConverter, SortField};
+use bytes::Bytes;
 use roaring::RoaringBitmap;
 
 use std::cmp::Ordering;
@@ -88,7 +88,11 @@ impl ScalarIndexBuilder {
     /// A builder for column `field` (its name and type; the values' batch uses them).
     pub fn new(field: &Field) -> Result<Self> {
         if !indexable(field.data_type()) {
-            return Err(Error::invalid(format!("column '{}' of type {} cannot have a scalar index", field.name(), field.data_type())));
+            return Err(Error::invalid(format!(
+                "column '{}' of type {} cannot have a scalar index",
+                field.name(),
+                field.data_type()
+            )));
         }
         let converter = RowConverter::new(vec![SortField::new(field.data_type().clone())])?;
         let field = Field::new(field.name(), field.data_type().clone(), true);
@@ -156,7 +160,8 @@ impl ScalarIndexBuilder {
         let firsts = arrow::array::UInt32Array::from(starts.iter().map(|&s| order[s]).collect::<Vec<u32>>());
         let mut header = Vec::new();
         let mut body = Vec::new();
-        let blocks: Vec<Range<usize>> = (0..starts.len()).step_by(BLOCK_VALUES).map(|b| b..(b + BLOCK_VALUES).min(starts.len())).collect();
+        let blocks: Vec<Range<usize>> =
+            (0..starts.len()).step_by(BLOCK_VALUES).map(|b| b..(b + BLOCK_VALUES).min(starts.len())).collect();
         header.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
         for block in blocks {
             let distinct = arrow::compute::take(&column, &firsts.slice(block.start, block.len()), None)?;
@@ -236,7 +241,11 @@ pub struct ScalarIndex {
 
 impl std::fmt::Debug for ScalarIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScalarIndex").field("name", &self.name).field("rows", &self.rows).field("blocks", &self.blocks.len()).finish()
+        f.debug_struct("ScalarIndex")
+            .field("name", &self.name)
+            .field("rows", &self.rows)
+            .field("blocks", &self.blocks.len())
+            .finish()
     }
 }
 
@@ -362,7 +371,16 @@ impl ScalarIndex {
             }
         }
         let touched = std::sync::atomic::AtomicU64::new(body as u64);
-        Ok(ScalarIndex { rows: rows as u32, data_type: data_type.clone(), nulls, encoding, bytes, blocks, name: name.to_owned(), touched })
+        Ok(ScalarIndex {
+            rows: rows as u32,
+            data_type: data_type.clone(),
+            nulls,
+            encoding,
+            bytes,
+            blocks,
+            name: name.to_owned(),
+            touched,
+        })
     }
 
     /// Checks and decodes block `b`.
@@ -380,20 +398,30 @@ impl ScalarIndex {
         let ipc_len = r.len(ipc_len)?;
         let ipc = r.take(ipc_len)?;
         let mut reader = StreamReader::try_new(Cursor::new(&self.bytes[ipc]), None).map_err(|e| corrupt(name, e))?;
-        let batch = reader.next().ok_or_else(|| corrupt(name, "a block without values"))?.map_err(|e| corrupt(name, e))?;
+        let batch =
+            reader.next().ok_or_else(|| corrupt(name, "a block without values"))?.map_err(|e| corrupt(name, e))?;
         let values = batch.column(0).clone();
         if values.data_type() != &self.data_type {
-            return Err(corrupt(name, format!("holds {} values but the column is {}", values.data_type(), self.data_type)));
+            return Err(corrupt(
+                name,
+                format!("holds {} values but the column is {}", values.data_type(), self.data_type),
+            ));
         }
         if values.len() != info.values {
-            return Err(corrupt(name, format!("block {b} holds {} values, its header says {}", values.len(), info.values)));
+            return Err(corrupt(
+                name,
+                format!("block {b} holds {} values, its header says {}", values.len(), info.values),
+            ));
         }
         let width = if self.encoding == Encoding::Bitmaps { 8 } else { 4 };
         let offsets = r.take((values.len() + 1) * width)?;
         let data = r.at..end;
         let block = Block { values, offsets, data };
-        let expected_end = if self.encoding == Encoding::Bitmaps { block.data.len() as u64 } else { block.data.len() as u64 / 4 };
-        if self.offset(&block, block.values.len()) != expected_end || (0..block.values.len()).any(|i| self.offset(&block, i) > self.offset(&block, i + 1)) {
+        let expected_end =
+            if self.encoding == Encoding::Bitmaps { block.data.len() as u64 } else { block.data.len() as u64 / 4 };
+        if self.offset(&block, block.values.len()) != expected_end
+            || (0..block.values.len()).any(|i| self.offset(&block, i) > self.offset(&block, i + 1))
+        {
             return Err(corrupt(name, format!("block {b}: posting offsets disagree with their data")));
         }
         Ok(block)
@@ -447,12 +475,26 @@ impl ScalarIndex {
         // For each literal: the orderings of a block's lower and upper bound against it that admit it.
         let tests: Option<(Vec<Option<Key>>, fn(Ordering, Ordering) -> bool)> = match leaf {
             _ if floats => None,
-            Predicate::Eq { value, .. } => key(value).map(|k| (vec![k], (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool)),
-            Predicate::In { values, .. } => values.iter().map(key).collect::<Option<Vec<_>>>().map(|ks| (ks, (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool)),
-            Predicate::Lt { value, .. } => key(value).map(|k| (vec![k], (|lo, _| lo == Less) as fn(Ordering, Ordering) -> bool)),
-            Predicate::Le { value, .. } => key(value).map(|k| (vec![k], (|lo, _| lo != Greater) as fn(Ordering, Ordering) -> bool)),
-            Predicate::Gt { value, .. } => key(value).map(|k| (vec![k], (|_, hi| hi == Greater) as fn(Ordering, Ordering) -> bool)),
-            Predicate::Ge { value, .. } => key(value).map(|k| (vec![k], (|_, hi| hi != Less) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Eq { value, .. } => {
+                key(value).map(|k| (vec![k], (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool))
+            }
+            Predicate::In { values, .. } => values
+                .iter()
+                .map(key)
+                .collect::<Option<Vec<_>>>()
+                .map(|ks| (ks, (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool)),
+            Predicate::Lt { value, .. } => {
+                key(value).map(|k| (vec![k], (|lo, _| lo == Less) as fn(Ordering, Ordering) -> bool))
+            }
+            Predicate::Le { value, .. } => {
+                key(value).map(|k| (vec![k], (|lo, _| lo != Greater) as fn(Ordering, Ordering) -> bool))
+            }
+            Predicate::Gt { value, .. } => {
+                key(value).map(|k| (vec![k], (|_, hi| hi == Greater) as fn(Ordering, Ordering) -> bool))
+            }
+            Predicate::Ge { value, .. } => {
+                key(value).map(|k| (vec![k], (|_, hi| hi != Less) as fn(Ordering, Ordering) -> bool))
+            }
             _ => None,
         };
         let Some((literals, admits)) = tests else {
@@ -480,7 +522,8 @@ impl ScalarIndex {
         if info.lower.is_empty() || info.upper.is_empty() {
             return true;
         }
-        let id: std::collections::HashMap<String, String> = [(crate::table::schema::PARQUET_FIELD_ID.to_owned(), "1".to_owned())].into();
+        let id: std::collections::HashMap<String, String> =
+            [(crate::table::schema::PARQUET_FIELD_ID.to_owned(), "1".to_owned())].into();
         let field = Field::new(column, self.data_type.clone(), true).with_metadata(id);
         let schema = Schema::new(vec![field]);
         let file = crate::table::manifest::DataFile {
@@ -615,7 +658,9 @@ mod tests {
     fn brute(column: &ArrayRef, leaf: &Predicate, want: bool) -> RoaringBitmap {
         let schema = Arc::new(Schema::new(vec![Field::new("c", column.data_type().clone(), true)]));
         let verdicts = leaf.evaluate(&RecordBatch::try_new(schema, vec![column.clone()]).unwrap()).unwrap();
-        (0..verdicts.len() as u32).filter(|&i| verdicts.is_valid(i as usize) && verdicts.value(i as usize) == want).collect()
+        (0..verdicts.len() as u32)
+            .filter(|&i| verdicts.is_valid(i as usize) && verdicts.value(i as usize) == want)
+            .collect()
     }
 
     #[test]
@@ -623,13 +668,16 @@ mod tests {
         let mut rng = crate::rand::SplitMix64(3);
         let n = 30_000;
         // Keys mostly distinct (many blocks, the permutation), some repeated, some null.
-        let keys: ArrayRef = Arc::new(Int64Array::from_iter((0..n).map(|_| (rng.below(10) != 0).then(|| rng.below(25_000) as i64))));
-        let words: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|_| (rng.below(8) != 0).then(|| format!("w{}", rng.below(300))))));
+        let keys: ArrayRef =
+            Arc::new(Int64Array::from_iter((0..n).map(|_| (rng.below(10) != 0).then(|| rng.below(25_000) as i64))));
+        let words: ArrayRef = Arc::new(StringArray::from_iter(
+            (0..n).map(|_| (rng.below(8) != 0).then(|| format!("w{}", rng.below(300)))),
+        ));
         // Floats with both zeros and NaN, which the filter kernels tell apart (total order).
         let specials = [0.0, -0.0, f64::NAN, 1.5, -1.5];
-        let floats: ArrayRef = Arc::new(arrow::array::Float64Array::from_iter(
-            (0..n).map(|_| (rng.below(10) != 0).then(|| specials[rng.below(5) as usize] * if rng.below(2) == 0 { 1.0 } else { 3.0 })),
-        ));
+        let floats: ArrayRef = Arc::new(arrow::array::Float64Array::from_iter((0..n).map(|_| {
+            (rng.below(10) != 0).then(|| specials[rng.below(5) as usize] * if rng.below(2) == 0 { 1.0 } else { 3.0 })
+        })));
         for (column, values) in [(keys, 25_000u64), (words, 300), (floats, 5)] {
             let bytes = Bytes::from(build(column.clone(), 7_000));
             let index = ScalarIndex::parse(bytes.clone(), n as u64, column.data_type(), "t").unwrap();
@@ -657,7 +705,12 @@ mod tests {
                     continue;
                 }
                 for want in [true, false] {
-                    assert_eq!(index.rows_where(&leaf, want).unwrap(), brute(&column, &leaf, want), "{} want {want}", leaf.to_json());
+                    assert_eq!(
+                        index.rows_where(&leaf, want).unwrap(),
+                        brute(&column, &leaf, want),
+                        "{} want {want}",
+                        leaf.to_json()
+                    );
                 }
             }
         }
@@ -665,7 +718,8 @@ mod tests {
         let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(0..200_000));
         let bytes = Bytes::from(build(keys.clone(), 50_000));
         let index = ScalarIndex::parse(bytes.clone(), 200_000, &DataType::Int64, "k").unwrap();
-        let found = index.rows_where(&Predicate::Eq { column: "c".into(), value: serde_json::json!(123_456) }, true).unwrap();
+        let found =
+            index.rows_where(&Predicate::Eq { column: "c".into(), value: serde_json::json!(123_456) }, true).unwrap();
         assert_eq!(found.iter().collect::<Vec<_>>(), vec![123_456]);
         assert!(index.bytes_read() * 20 < bytes.len() as u64, "{} of {}", index.bytes_read(), bytes.len());
         // A damaged block fails the lookups that read it, by name; the others still answer.
@@ -681,6 +735,9 @@ mod tests {
         let mut header = bytes.to_vec();
         header[30] ^= 1;
         assert!(ScalarIndex::parse(Bytes::from(header), 200_000, &DataType::Int64, "k").is_err());
-        assert!(ScalarIndex::parse(bytes.clone(), 199_999, &DataType::Int64, "k").unwrap_err().to_string().contains("199999"));
+        assert!(ScalarIndex::parse(bytes.clone(), 199_999, &DataType::Int64, "k")
+            .unwrap_err()
+            .to_string()
+            .contains("199999"));
     }
 }

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use arrow::record_batch::RecordBatchReader;
 use jni::objects::{JByteBuffer, JClass, JFloatArray, JLongArray, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
-use arrow::record_batch::RecordBatchReader;
 use jni::{Env, EnvUnowned};
 
 use super::{entry, export_stream, handle, import_stream, long_array, string, string_array, JniResult};
@@ -163,7 +163,14 @@ impl ArrayChanges for ArrayBatch {
 }
 
 /// A save, an append or a replace of the rows of the Arrow stream at `address`.
-fn write_rows(target: &dyn ArrayChanges, env: &mut Env, name: &str, mode: jint, indices: &JLongArray, address: jlong) -> JniResult<jlong> {
+fn write_rows(
+    target: &dyn ArrayChanges,
+    env: &mut Env,
+    name: &str,
+    mode: jint,
+    indices: &JLongArray,
+    address: jlong,
+) -> JniResult<jlong> {
     let (dtype, row_shape, bytes) = rows_of_stream(address)?;
     match mode {
         SAVE => Ok(target.save(name, dtype, &row_shape, &bytes)? as jlong),
@@ -407,7 +414,8 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_npyNative<'l>(
     entry(&mut env, |env| {
         let store = store_of(handle)?;
         let (name, path) = (string(env, &name)?, string(env, &path)?);
-        let info = if export { store.export_npy(&name, path.as_ref())? } else { store.import_npy(&name, path.as_ref())? };
+        let info =
+            if export { store.export_npy(&name, path.as_ref())? } else { store.import_npy(&name, path.as_ref())? };
         info_out(env, &info)
     })
 }
@@ -501,7 +509,12 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024LazyView_bufferNa
         let (first, rows) = (u64::try_from(first).ok(), u64::try_from(rows).ok());
         let (first, rows) = match (first, rows) {
             (Some(f), Some(r)) if r > 0 && f.checked_add(r).is_some_and(|e| e <= total) => (f, r),
-            _ => return Err(Error::invalid(format!("rows {first:?} + {rows:?} are out of range for a view of {total} rows")).into()),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "rows {first:?} + {rows:?} are out of range for a view of {total} rows"
+                ))
+                .into())
+            }
         };
         let width = view.info.row_bytes();
         let len = rows as usize * width;
@@ -525,4 +538,3 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_00024LazyView_bufferNa
         }
     })
 }
-

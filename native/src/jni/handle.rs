@@ -37,9 +37,10 @@ pub unsafe fn get<T: Send + Sync + 'static>(handle: jlong) -> Result<Arc<T>> {
     }
     // SAFETY: by the contract above the pointer is a live `Slot` box.
     let slot = unsafe { &*(handle as *const Slot) };
-    slot.value.clone().downcast::<T>().map_err(|_| {
-        Error::invalid(format!("native handle does not refer to a {}", std::any::type_name::<T>()))
-    })
+    slot.value
+        .clone()
+        .downcast::<T>()
+        .map_err(|_| Error::invalid(format!("native handle does not refer to a {}", std::any::type_name::<T>())))
 }
 
 /// Frees the box behind `handle`; 0 is ignored.

@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
-use arrow::ffi::FFI_ArrowSchema;
-use arrow::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow::datatypes::Schema as ArrowSchema;
+use arrow::ffi::FFI_ArrowSchema;
+use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use jni::objects::{JClass, JFloatArray, JIntArray, JLongArray, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong, JNI_ERR, JNI_VERSION_1_8};
 use jni::vm::JavaVM;
@@ -23,22 +23,19 @@ use jni::{Env, EnvUnowned};
 
 use crate::error::ErrorKind;
 use crate::scan::{summarize, BatchStream, Predicate, RepeatedBatches};
-use crate::vector::gpu::Backend;
-use crate::vector::hnsw::HnswParams;
-use crate::vector::{IndexUse, Metric, VectorSearch};
 use crate::table::iceberg::{Table, TableWriter};
 use crate::table::manifest::DataFile;
 use crate::table::SampleTable;
+use crate::vector::gpu::Backend;
+use crate::vector::hnsw::HnswParams;
+use crate::vector::{IndexUse, Metric, VectorSearch};
 use crate::{Error, VERSION};
 use throw::{JniError, ThrowJava};
 
 type JniResult<T> = Result<T, JniError>;
 
 /// Runs one entry point's body with the caller's `Env`, mapping errors and panics to exceptions.
-fn entry<'local, T: Default>(
-    env: &mut EnvUnowned<'local>,
-    body: impl FnOnce(&mut Env<'local>) -> JniResult<T>,
-) -> T {
+fn entry<'local, T: Default>(env: &mut EnvUnowned<'local>, body: impl FnOnce(&mut Env<'local>) -> JniResult<T>) -> T {
     env.with_env(body).resolve::<ThrowJava>()
 }
 
@@ -177,11 +174,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_gpuBackendsNative<'
     _class: JClass<'l>,
 ) -> JString<'l> {
     entry(&mut env, |env| {
-        let report = crate::vector::gpu::probe()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let report = crate::vector::gpu::probe().iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
         Ok(JString::new(env, report)?)
     })
 }
@@ -196,8 +189,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeLibrary_raiseError<'l>(
     entry(&mut env, |env| {
         let kind = string(env, &kind)?;
         let message = string(env, &message)?;
-        let kind = ErrorKind::from_name(&kind)
-            .ok_or_else(|| Error::invalid(format!("unknown error kind {kind:?}")))?;
+        let kind = ErrorKind::from_name(&kind).ok_or_else(|| Error::invalid(format!("unknown error kind {kind:?}")))?;
         Err(kind.error(message).into())
     })
 }
@@ -297,7 +289,10 @@ pub extern "system" fn Java_io_hyperstream_jni_Limits_efSearchNative<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_Limits_maxTopKNative<'l>(mut env: EnvUnowned<'l>, _class: JClass<'l>) -> jlong {
+pub extern "system" fn Java_io_hyperstream_jni_Limits_maxTopKNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
     entry(&mut env, |_| Ok(crate::limits::MAX_K as jlong))
 }
 
@@ -1302,12 +1297,17 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_aggregateNative<'l>(
         let aggregates = kinds
             .iter()
             .zip(&columns)
-            .map(|(kind, column)| crate::scan::MetadataAggregate::parse(kind, Some(column.as_str()).filter(|c| !c.is_empty())))
+            .map(|(kind, column)| {
+                crate::scan::MetadataAggregate::parse(kind, Some(column.as_str()).filter(|c| !c.is_empty()))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let table = lock(&cell).clone();
         let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
         let answer = table.aggregate_from_metadata(snapshot, &aggregates)?;
-        let schema = answer.as_ref().map(|b| b.schema()).unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
+        let schema = answer
+            .as_ref()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
         let batches: Vec<_> = answer.into_iter().map(Ok).collect();
         export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
     })
@@ -1388,7 +1388,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         }
         let mut vector = vec![0f32; query.len(env)?];
         query.get_region(env, 0, &mut vector)?;
-        let mut search = VectorSearch::new(string(env, &vector_column)?, vector, Metric::parse(&string(env, &metric)?)?, 0);
+        let mut search =
+            VectorSearch::new(string(env, &vector_column)?, vector, Metric::parse(&string(env, &metric)?)?, 0);
         search.index = IndexUse::from_code(ef_search)?;
         if !backend.is_null() {
             search.backend = Backend::parse(&string(env, &backend)?)?;
@@ -1401,8 +1402,10 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_readFilesNative<'l>(
         search.k = crate::limits::top_k("k", k)?;
         let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, rows)?;
         let schema = found.schema();
-        let batches: Vec<_> =
-            (0..found.num_rows()).step_by(rows).map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start)))).collect();
+        let batches: Vec<_> = (0..found.num_rows())
+            .step_by(rows)
+            .map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start))))
+            .collect();
         export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
     })
 }

@@ -77,7 +77,6 @@ fn throw(env: &mut Env, kind: ErrorKind, message: String) {
     }
 }
 
-
 /// The error policy of every entry point: errors become the exception of their kind, panics an
 /// `InternalException`; the native method then returns the type's default.
 #[derive(Debug)]

@@ -6,7 +6,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use arrow::array::{new_null_array, ArrayRef, BooleanArray, Date32Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray, TimestampMicrosecondArray};
+use arrow::array::{
+    new_null_array, ArrayRef, BooleanArray, Date32Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
+    TimestampMicrosecondArray,
+};
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
 
@@ -27,13 +30,18 @@ pub enum MetadataAggregate {
 impl MetadataAggregate {
     /// `count_star`, or `count`, `min` or `max` with a column.
     pub fn parse(kind: &str, column: Option<&str>) -> Result<MetadataAggregate> {
-        let column = || column.map(str::to_owned).ok_or_else(|| Error::invalid(format!("aggregate {kind} needs a column")));
+        let column =
+            || column.map(str::to_owned).ok_or_else(|| Error::invalid(format!("aggregate {kind} needs a column")));
         Ok(match kind {
             "count_star" => MetadataAggregate::CountStar,
             "count" => MetadataAggregate::Count(column()?),
             "min" => MetadataAggregate::Min(column()?),
             "max" => MetadataAggregate::Max(column()?),
-            other => return Err(Error::invalid(format!("unknown aggregate '{other}': expected count_star, count, min or max"))),
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown aggregate '{other}': expected count_star, count, min or max"
+                )))
+            }
         })
     }
 
@@ -58,7 +66,13 @@ fn maybe_truncated(bytes: &[u8]) -> bool {
 fn exact_bounds(data_type: &DataType) -> bool {
     matches!(
         data_type,
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Boolean | DataType::Utf8
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Date32
+            | DataType::Boolean
+            | DataType::Utf8
     ) || matches!(data_type, DataType::Timestamp(TimeUnit::Microsecond, _))
 }
 
@@ -116,8 +130,12 @@ fn value_array(data_type: &DataType, bytes: Option<&[u8]>) -> Result<ArrayRef> {
     let Some(b) = bytes else {
         return Ok(new_null_array(data_type, 1));
     };
-    let int = || -> Result<i32> { Ok(i32::from_le_bytes(b.try_into().map_err(|_| Error::invalid("a malformed int bound"))?)) };
-    let long = || -> Result<i64> { Ok(i64::from_le_bytes(b.try_into().map_err(|_| Error::invalid("a malformed long bound"))?)) };
+    let int = || -> Result<i32> {
+        Ok(i32::from_le_bytes(b.try_into().map_err(|_| Error::invalid("a malformed int bound"))?))
+    };
+    let long = || -> Result<i64> {
+        Ok(i64::from_le_bytes(b.try_into().map_err(|_| Error::invalid("a malformed long bound"))?))
+    };
     Ok(match data_type {
         DataType::Int8 => Arc::new(Int8Array::from(vec![int()? as i8])),
         DataType::Int16 => Arc::new(Int16Array::from(vec![int()? as i16])),
@@ -128,7 +146,9 @@ fn value_array(data_type: &DataType, bytes: Option<&[u8]>) -> Result<ArrayRef> {
             Arc::new(TimestampMicrosecondArray::from(vec![long()?]).with_timezone_opt(zone.clone()))
         }
         DataType::Boolean => Arc::new(BooleanArray::from(vec![b.first().is_some_and(|v| *v != 0)])),
-        DataType::Utf8 => Arc::new(StringArray::from(vec![std::str::from_utf8(b).map_err(|_| Error::invalid("a malformed string bound"))?])),
+        DataType::Utf8 => Arc::new(StringArray::from(vec![
+            std::str::from_utf8(b).map_err(|_| Error::invalid("a malformed string bound"))?
+        ])),
         other => return Err(Error::invalid(format!("no metadata aggregate over {other}"))),
     })
 }
@@ -143,7 +163,9 @@ pub fn aggregate_from_metadata(
     aggregates: &[MetadataAggregate],
 ) -> Result<Option<RecordBatch>> {
     for aggregate in aggregates {
-        if let MetadataAggregate::Count(column) | MetadataAggregate::Min(column) | MetadataAggregate::Max(column) = aggregate {
+        if let MetadataAggregate::Count(column) | MetadataAggregate::Min(column) | MetadataAggregate::Max(column) =
+            aggregate
+        {
             schema.field_with_name(column).map_err(|_| Error::invalid(format!("unknown column '{column}'")))?;
         }
     }
@@ -162,7 +184,11 @@ pub fn aggregate_from_metadata(
                 let Some(c) = column_of(files, schema, column, true)? else {
                     return Ok(None);
                 };
-                let data_type = schema.field_with_name(column).map_err(|_| Error::invalid(format!("unknown column '{column}'")))?.data_type().clone();
+                let data_type = schema
+                    .field_with_name(column)
+                    .map_err(|_| Error::invalid(format!("unknown column '{column}'")))?
+                    .data_type()
+                    .clone();
                 let chosen = if matches!(aggregate, MetadataAggregate::Min(_)) { c.lowest } else { c.highest };
                 let array = value_array(&data_type, chosen.as_ref().map(|(_, bytes)| bytes.as_slice()))?;
                 (data_type, array)

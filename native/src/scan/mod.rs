@@ -9,8 +9,8 @@ mod split;
 mod summary;
 
 pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
-pub use predicate::{filtered, Predicate};
 pub(crate) use predicate::literal_for;
+pub use predicate::{filtered, Predicate};
 pub use prune::{bloom_may_match, file_may_match, pages_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;
 pub use split::{plan_row_splits, RowSplit};
@@ -140,7 +140,9 @@ mod tests {
                 }
                 return Some(Err(ArrowError::ExternalError(Box::new(Error::Corrupt("page 3 of f.parquet".into())))));
             }
-            Some(Ok(RecordBatch::try_new(self.schema.clone(), vec![Arc::new(Int64Array::from(vec![self.next]))]).unwrap()))
+            Some(Ok(
+                RecordBatch::try_new(self.schema.clone(), vec![Arc::new(Int64Array::from(vec![self.next]))]).unwrap()
+            ))
         }
     }
 
@@ -171,7 +173,12 @@ mod tests {
     fn a_panic_while_producing_a_batch_ends_the_stream_with_an_internal_error() {
         let (batches, error) = pulled_through_ffi(true);
         assert_eq!(batches, 2);
-        assert!(error.contains("[INTERNAL] internal error: native panic while reading a batch: a decoder met a damaged page"), "{error}");
+        assert!(
+            error.contains(
+                "[INTERNAL] internal error: native panic while reading a batch: a decoder met a damaged page"
+            ),
+            "{error}"
+        );
     }
 
     #[test]

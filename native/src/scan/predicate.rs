@@ -280,7 +280,9 @@ mod tests {
         // NOT(name = 'apple') is unknown where name is null, so row 2 stays out.
         assert_eq!(ids(r#"{"op":"not","arg":{"op":"eq","column":"name","value":"apple"}}"#), vec![3, 4, 5]);
         assert_eq!(
-            ids(r#"{"op":"or","args":[{"op":"eq","column":"id","value":1},{"op":"and","args":[{"op":"gt","column":"score","value":0},{"op":"ne","column":"id","value":4}]}]}"#),
+            ids(
+                r#"{"op":"or","args":[{"op":"eq","column":"id","value":1},{"op":"and","args":[{"op":"gt","column":"score","value":0},{"op":"ne","column":"id","value":4}]}]}"#
+            ),
             vec![1, 2]
         );
         assert_eq!(ids(r#"{"op":"eq","column":"score","value":null}"#), Vec::<i32>::new());

@@ -8,7 +8,8 @@ use std::cmp::Ordering;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema, TimestampMicrosecondType,
+    DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, Schema,
+    TimestampMicrosecondType,
 };
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
@@ -75,7 +76,9 @@ impl Stats {
 /// A serialized Iceberg bound (single-value binary form) as a key; None for NaN or other types.
 pub(crate) fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
     let key = match data_type {
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => Key::Int(i32::from_le_bytes(bytes.try_into().ok()?) as i64),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => {
+            Key::Int(i32::from_le_bytes(bytes.try_into().ok()?) as i64)
+        }
         DataType::Int64 | DataType::Timestamp(..) => Key::Int(i64::from_le_bytes(bytes.try_into().ok()?)),
         DataType::Float32 => Key::Float(f32::from_le_bytes(bytes.try_into().ok()?) as f64),
         DataType::Float64 => Key::Float(f64::from_le_bytes(bytes.try_into().ok()?)),
@@ -127,7 +130,11 @@ pub(crate) fn literal_key(data_type: &DataType, column: &str, value: &Value) -> 
 /// `probe(column, literal)` says whether the column's filter may hold `literal` (a one-value array of
 /// the column's type), None where the column has none. Only `=` and `IN` consult a filter (under AND
 /// and OR); float columns never do (NaN and signed zeros hash apart from values that compare equal).
-pub fn bloom_may_match(predicate: &Predicate, schema: &Schema, probe: &mut dyn FnMut(&str, &dyn Array) -> Option<bool>) -> bool {
+pub fn bloom_may_match(
+    predicate: &Predicate,
+    schema: &Schema,
+    probe: &mut dyn FnMut(&str, &dyn Array) -> Option<bool>,
+) -> bool {
     let may_hold = |column: &str, value: &Value, probe: &mut dyn FnMut(&str, &dyn Array) -> Option<bool>| -> bool {
         let Ok(field) = schema.field_with_name(column) else {
             return true;
@@ -136,7 +143,9 @@ pub fn bloom_may_match(predicate: &Predicate, schema: &Schema, probe: &mut dyn F
             return true;
         }
         match literal_for(column, field.data_type(), value) {
-            Ok(Some(array)) if array.data_type() == field.data_type() && array.is_valid(0) => probe(column, &array).unwrap_or(true),
+            Ok(Some(array)) if array.data_type() == field.data_type() && array.is_valid(0) => {
+                probe(column, &array).unwrap_or(true)
+            }
             _ => true,
         }
     };
@@ -257,7 +266,12 @@ pub fn row_groups_may_match(predicate: &Predicate, metadata: &ParquetMetaData, s
 /// Pages of different columns start at different rows: the group is cut at every page start of any
 /// of them, and each piece is judged, as a file is, with each column's statistics of the page that
 /// holds it. Column index bounds may be truncated, but stay bounds: they only ever keep rows.
-pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group: usize, schema: &Schema) -> Option<Vec<std::ops::Range<usize>>> {
+pub fn pages_may_match(
+    predicate: &Predicate,
+    metadata: &ParquetMetaData,
+    group: usize,
+    schema: &Schema,
+) -> Option<Vec<std::ops::Range<usize>>> {
     use parquet::file::page_index::column_index::ColumnIndexMetaData as Index;
     let index = metadata.page_index()?;
     let descr = metadata.file_metadata().schema_descr();
@@ -265,7 +279,11 @@ pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group:
     // (field id, page first rows, column index) of each predicate column the file indexes.
     let mut columns = Vec::new();
     for name in predicate.columns() {
-        let Some(id) = schema.field_with_name(&name).ok().and_then(|f| f.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse::<i32>().ok()) else {
+        let Some(id) = schema
+            .field_with_name(&name)
+            .ok()
+            .and_then(|f| f.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse::<i32>().ok())
+        else {
             continue;
         };
         let leaf = (0..descr.num_columns()).find(|&c| {
@@ -273,7 +291,8 @@ pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group:
             descr.column(c).path().parts().len() == 1 && info.has_id() && info.id() == id
         });
         let Some(leaf) = leaf else { continue };
-        let (Some(pages), Some(column_index)) = (index.page_locations(group, leaf), index.column_index(group, leaf)) else {
+        let (Some(pages), Some(column_index)) = (index.page_locations(group, leaf), index.column_index(group, leaf))
+        else {
             continue;
         };
         if pages.is_empty() || column_index.num_pages() as usize != pages.len() {
@@ -284,7 +303,12 @@ pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group:
     if columns.is_empty() {
         return None;
     }
-    let mut cuts: Vec<usize> = columns.iter().flat_map(|(_, firsts, _)| firsts.iter().copied()).chain([0, rows]).filter(|&r| r <= rows).collect();
+    let mut cuts: Vec<usize> = columns
+        .iter()
+        .flat_map(|(_, firsts, _)| firsts.iter().copied())
+        .chain([0, rows])
+        .filter(|&r| r <= rows)
+        .collect();
     cuts.sort_unstable();
     cuts.dedup();
     let mut kept: Vec<std::ops::Range<usize>> = Vec::new();
@@ -302,12 +326,28 @@ pub fn pages_may_match(predicate: &Predicate, metadata: &ParquetMetaData, group:
                 stats.null_value_counts.insert(*id, 0);
             }
             let bounds = match column_index {
-                Index::BOOLEAN(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (vec![u8::from(*lo)], vec![u8::from(*hi)])),
-                Index::INT32(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
-                Index::INT64(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
-                Index::FLOAT(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
-                Index::DOUBLE(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
-                Index::BYTE_ARRAY(v) => v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_vec(), hi.to_vec())),
+                Index::BOOLEAN(v) => {
+                    v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (vec![u8::from(*lo)], vec![u8::from(*hi)]))
+                }
+                Index::INT32(v) => v
+                    .min_value(page)
+                    .zip(v.max_value(page))
+                    .map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::INT64(v) => v
+                    .min_value(page)
+                    .zip(v.max_value(page))
+                    .map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::FLOAT(v) => v
+                    .min_value(page)
+                    .zip(v.max_value(page))
+                    .map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::DOUBLE(v) => v
+                    .min_value(page)
+                    .zip(v.max_value(page))
+                    .map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())),
+                Index::BYTE_ARRAY(v) => {
+                    v.min_value(page).zip(v.max_value(page)).map(|(lo, hi)| (lo.to_vec(), hi.to_vec()))
+                }
                 _ => None,
             };
             if let Some((lower, upper)) = bounds {
@@ -334,8 +374,9 @@ fn bounds_of(statistics: &Statistics) -> Option<(Vec<u8>, Vec<u8>)> {
         Statistics::Int64(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
         Statistics::Float(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
         Statistics::Double(v) => (v.min_opt()?.to_le_bytes().to_vec(), v.max_opt()?.to_le_bytes().to_vec()),
-        Statistics::ByteArray(v) if v.min_is_exact() && v.max_is_exact() => (v.min_opt()?.data().to_vec(), v.max_opt()?.data().to_vec()),
+        Statistics::ByteArray(v) if v.min_is_exact() && v.max_is_exact() => {
+            (v.min_opt()?.data().to_vec(), v.max_opt()?.data().to_vec())
+        }
         _ => return None,
     })
 }
-

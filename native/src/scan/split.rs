@@ -56,9 +56,7 @@ mod tests {
                     assert_eq!(pair[0].end, pair[1].start);
                 }
                 assert!(splits.iter().all(|s| !s.is_empty() && s.len() <= target));
-                let (min, max) = splits.iter().fold((u64::MAX, 0), |(lo, hi), s| {
-                    (lo.min(s.len()), hi.max(s.len()))
-                });
+                let (min, max) = splits.iter().fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s.len()), hi.max(s.len())));
                 assert!(max - min <= 1, "uneven splits for {rows} rows, target {target}");
             }
         }

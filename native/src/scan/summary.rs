@@ -40,10 +40,7 @@ fn add_array(summary: &mut StreamSummary, array: &dyn Array) -> Result<()> {
     match array.data_type() {
         DataType::Int32 => {
             let values = array.as_primitive::<Int32Type>();
-            summary.int_sum = values
-                .iter()
-                .flatten()
-                .fold(summary.int_sum, |acc, v| acc.wrapping_add(i64::from(v)));
+            summary.int_sum = values.iter().flatten().fold(summary.int_sum, |acc, v| acc.wrapping_add(i64::from(v)));
         }
         DataType::Int64 => {
             let values = array.as_primitive::<Int64Type>();

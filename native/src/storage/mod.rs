@@ -269,7 +269,8 @@ fn put_local(path: &std::path::Path, bytes: &[u8], create_only: bool) -> std::io
     let dir = path.parent().ok_or_else(|| std::io::Error::other("a file path without a directory"))?;
     create_dir_durably(dir)?;
     let name = path.file_name().ok_or_else(|| std::io::Error::other("a file path without a name"))?;
-    let staged = dir.join(format!("{}#{}", name.to_string_lossy(), uuid::Uuid::new_v4().as_u128() % 10_000_000_000_000_000_000));
+    let staged =
+        dir.join(format!("{}#{}", name.to_string_lossy(), uuid::Uuid::new_v4().as_u128() % 10_000_000_000_000_000_000));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&staged)?;
         file.write_all(bytes)?;

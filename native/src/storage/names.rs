@@ -43,7 +43,9 @@ mod tests {
 
     #[test]
     fn ordinary_names_pass() {
-        for name in ["db", "items", "my-table", "a.b", "..x", "x..", ".hidden", "Ünïcode", "with space", &"n".repeat(255)] {
+        for name in
+            ["db", "items", "my-table", "a.b", "..x", "x..", ".hidden", "Ünïcode", "with space", &"n".repeat(255)]
+        {
             assert_eq!(refusal(name), None, "{name:?}");
         }
     }

@@ -125,7 +125,9 @@ fn rebuild_after_power_loss(ops: &[Op], base: &Path, out: &Path) {
             }
             Op::SyncDir(dir) => {
                 durable.retain(|p, _| p.parent() != Some(dir.as_path()));
-                durable.extend(current.iter().filter(|(p, _)| p.parent() == Some(dir.as_path())).map(|(p, n)| (p.clone(), *n)));
+                durable.extend(
+                    current.iter().filter(|(p, _)| p.parent() == Some(dir.as_path())).map(|(p, n)| (p.clone(), *n)),
+                );
             }
         }
     }
@@ -198,7 +200,8 @@ mod tests {
         start_tracing();
         // Each state the table reaches: how many operations it took, and its rows.
         let mut states: Vec<(usize, Vec<i64>)> = Vec::new();
-        let mut table = Table::create(location.to_str().unwrap(), &schema(), Default::default(), &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(location.to_str().unwrap(), &schema(), Default::default(), &HashMap::new()).unwrap();
         states.push((traced(), Vec::new()));
         for i in 0..3 {
             table.append(rows(i * 100..(i + 1) * 100)).unwrap();

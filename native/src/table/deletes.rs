@@ -90,7 +90,11 @@ pub fn read(bytes: Bytes, data_file: &str, name: &str) -> Result<RoaringTreemap>
     let corrupt = |e: &dyn std::fmt::Display| Error::Corrupt(format!("position delete file {name}: {e}"));
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| corrupt(&e))?;
     let by_id = |id: i32| {
-        builder.schema().fields().iter().position(|f| f.metadata().get(PARQUET_FIELD_ID).is_some_and(|v| *v == id.to_string()))
+        builder
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| f.metadata().get(PARQUET_FIELD_ID).is_some_and(|v| *v == id.to_string()))
     };
     let (Some(path_column), Some(pos_column)) = (by_id(DELETE_FILE_PATH_ID), by_id(DELETE_POS_ID)) else {
         return Err(corrupt(&"it has no file_path and pos columns (field ids 2147483546, 2147483545)"));
@@ -101,10 +105,14 @@ pub fn read(bytes: Bytes, data_file: &str, name: &str) -> Result<RoaringTreemap>
         let batch = batch.map_err(|e| corrupt(&e))?;
         let paths = arrow::compute::cast(batch.column(path_column), &DataType::Utf8)?;
         let paths = paths.as_string::<i32>();
-        let pos = batch.column(pos_column).as_primitive_opt::<Int64Type>().ok_or_else(|| corrupt(&"pos is not a long column"))?;
+        let pos = batch
+            .column(pos_column)
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| corrupt(&"pos is not a long column"))?;
         for i in 0..batch.num_rows() {
             if paths.is_valid(i) && pos.is_valid(i) && paths.value(i) == data_file {
-                let p = u64::try_from(pos.value(i)).map_err(|_| corrupt(&format!("negative position {}", pos.value(i))))?;
+                let p =
+                    u64::try_from(pos.value(i)).map_err(|_| corrupt(&format!("negative position {}", pos.value(i))))?;
                 positions.insert(p);
             }
         }
@@ -130,7 +138,8 @@ pub fn is_deletion_vector(delete: &DataFile) -> bool {
 pub fn write_deletion_vector(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, DataFile)> {
     let mut vector = DV_MAGIC.to_vec();
     positions.serialize_into(&mut vector).map_err(|e| Error::Internal(format!("deletion vector: {e}")))?;
-    let length = u32::try_from(vector.len()).map_err(|_| Error::invalid(format!("the deletion vector of {data_file} is too large")))?;
+    let length = u32::try_from(vector.len())
+        .map_err(|_| Error::invalid(format!("the deletion vector of {data_file} is too large")))?;
     let mut blob = length.to_be_bytes().to_vec();
     blob.extend_from_slice(&vector);
     blob.extend_from_slice(&crc32fast::hash(&vector).to_be_bytes());
@@ -175,10 +184,16 @@ pub fn read_deletion_vector(file: &Bytes, delete: &DataFile, name: &str) -> Resu
     let (Some(offset), Some(size)) = (delete.content_offset, delete.content_size_in_bytes) else {
         return Err(corrupt(&"its manifest entry has no content_offset and content_size_in_bytes"));
     };
-    let range = usize::try_from(offset).ok().zip(usize::try_from(size).ok()).and_then(|(o, s)| Some(o..o.checked_add(s)?));
+    let range =
+        usize::try_from(offset).ok().zip(usize::try_from(size).ok()).and_then(|(o, s)| Some(o..o.checked_add(s)?));
     let blob = match range.filter(|r| r.end <= file.len() && r.len() >= 12) {
         Some(range) => file.slice(range),
-        None => return Err(corrupt(&format!("the blob at {offset} ({size} bytes) does not lie in the file of {} bytes", file.len()))),
+        None => {
+            return Err(corrupt(&format!(
+                "the blob at {offset} ({size} bytes) does not lie in the file of {} bytes",
+                file.len()
+            )))
+        }
     };
     let length = u32::from_be_bytes(blob[..4].try_into().expect("four bytes")) as usize;
     if length != blob.len() - 8 {
@@ -223,7 +238,9 @@ mod tests {
         assert_eq!(target(&description), Some("file:///t/data/a.parquet".as_bytes()));
         assert_eq!(read(bytes.clone(), "file:///t/data/a.parquet", "d").unwrap(), positions);
         assert!(read(bytes, "file:///t/data/b.parquet", "d").unwrap().is_empty());
-        assert!(matches!(read(Bytes::from_static(b"nope"), "x", "d"), Err(Error::Corrupt(m)) if m.contains("position delete file d")));
+        assert!(
+            matches!(read(Bytes::from_static(b"nope"), "x", "d"), Err(Error::Corrupt(m)) if m.contains("position delete file d"))
+        );
     }
 
     #[test]
@@ -245,7 +262,9 @@ mod tests {
         let err = read_deletion_vector(&Bytes::from(damaged), &description, "d").unwrap_err();
         assert!(matches!(err, Error::Corrupt(m) if m.contains("deletion vector in d")));
         let outside = DataFile { content_offset: Some(bytes.len() as i64), ..description };
-        assert!(matches!(read_deletion_vector(&bytes, &outside, "d"), Err(Error::Corrupt(m)) if m.contains("does not lie")));
+        assert!(
+            matches!(read_deletion_vector(&bytes, &outside, "d"), Err(Error::Corrupt(m)) if m.contains("does not lie"))
+        );
     }
 
     #[test]

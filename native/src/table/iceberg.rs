@@ -13,36 +13,41 @@ use arrow::buffer::BooleanBuffer;
 use arrow::compute::take_record_batch;
 use arrow::compute::{cast, max, max_boolean, max_string, min, min_boolean, min_string};
 use arrow::datatypes::{
-    DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, Schema as ArrowSchema, SchemaRef,
-    TimeUnit, TimestampMicrosecondType,
+    DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, Schema as ArrowSchema, SchemaRef, TimeUnit,
+    TimestampMicrosecondType,
 };
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatchReader;
 use bytes::Bytes;
-use parquet::file::metadata::PageIndexPolicy;
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
+};
 use parquet::arrow::ProjectionMask;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::metadata::PageIndexPolicy;
 
+use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
+use super::lineage;
 use super::manifest::{
-    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry, ManifestFile,
-    STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
+    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry,
+    ManifestFile, STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
 };
 use super::metadata::{MetadataLogEntry, PartitionSpec, Snapshot, SortField, SortOrder, TableMetadata};
-use super::partition::{describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve, PartitionPruner};
-use super::lineage;
-use super::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
+use super::partition::{
+    describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve,
+    PartitionPruner,
+};
 use super::schema::{Schema, PARQUET_FIELD_ID};
+use crate::runtime::{progress, warn};
 use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, Predicate};
-use crate::vector::search::{search_batches, search_row_batches, with_distances, Hits, Prepared, VectorSearch};
+use crate::storage::Storage;
 use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
+use crate::vector::search::{search_batches, search_row_batches, with_distances, Hits, Prepared, VectorSearch};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
 use crate::vector::{FloatQuery, Neighbor};
-use crate::runtime::{progress, warn};
+use crate::{Error, Result};
 use rayon::prelude::*;
 use roaring::RoaringTreemap;
-use crate::storage::Storage;
-use crate::{Error, Result};
 
 mod write;
 pub use write::{TableWriter, DEFAULT_TARGET_FILE_SIZE, TARGET_FILE_SIZE};
@@ -69,9 +74,12 @@ pub const COMPRESSION_LEVEL: &str = "write.parquet.compression-level";
 fn compression(properties: &BTreeMap<String, String>) -> Result<Compression> {
     let level = match properties.get(COMPRESSION_LEVEL) {
         None => None,
-        Some(v) => Some(v.trim().parse::<i32>().map_err(|_| Error::invalid(format!("table property {COMPRESSION_LEVEL} must be an integer, got '{v}'")))?),
+        Some(v) => Some(v.trim().parse::<i32>().map_err(|_| {
+            Error::invalid(format!("table property {COMPRESSION_LEVEL} must be an integer, got '{v}'"))
+        })?),
     };
-    let bad_level = |e: parquet::errors::ParquetError| Error::invalid(format!("table property {COMPRESSION_LEVEL}: {e}"));
+    let bad_level =
+        |e: parquet::errors::ParquetError| Error::invalid(format!("table property {COMPRESSION_LEVEL}: {e}"));
     let codec = properties.get(COMPRESSION_CODEC).map_or("zstd", |v| v.trim());
     Ok(match codec.to_ascii_lowercase().as_str() {
         "zstd" => Compression::ZSTD(ZstdLevel::try_new(level.unwrap_or(1)).map_err(bad_level)?),
@@ -94,8 +102,11 @@ pub fn is_write_property(key: &str) -> bool {
 
 /// Refuses a bloom filter probability outside (0, 1), and a codec or level that does not exist.
 fn check_write_property(key: &str, value: &str) -> Result<()> {
-    if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none() {
-        return Err(Error::invalid(format!("table property {key} must be a probability between 0 and 1, got '{value}'")));
+    if key.starts_with(BLOOM_FPP_PREFIX) && value.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).is_none()
+    {
+        return Err(Error::invalid(format!(
+            "table property {key} must be a probability between 0 and 1, got '{value}'"
+        )));
     }
     if key == COMPRESSION_CODEC || key == COMPRESSION_LEVEL {
         compression(&BTreeMap::from([(key.to_owned(), value.to_owned())]))?;
@@ -197,7 +208,10 @@ impl IndexBuilds {
 /// those names to the lineage columns.
 fn check_lineage_names(schema: &Schema, format_version: u8) -> Result<()> {
     match schema.fields.iter().find(|f| format_version >= 3 && lineage::is_lineage(&f.name)) {
-        Some(f) => Err(Error::invalid(format!("column name '{}' is reserved for row lineage in a format version 3 table", f.name))),
+        Some(f) => Err(Error::invalid(format!(
+            "column name '{}' is reserved for row lineage in a format version 3 table",
+            f.name
+        ))),
         None => Ok(()),
     }
 }
@@ -217,7 +231,9 @@ impl Definition {
     fn of(schema: &ArrowSchema, mut properties: BTreeMap<String, String>, first_id: i32) -> Result<Definition> {
         if let Some(v) = properties.get(ROW_GROUP_ROWS) {
             if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
-                return Err(Error::invalid(format!("table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'")));
+                return Err(Error::invalid(format!(
+                    "table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'"
+                )));
             }
         }
         for (key, value) in &properties {
@@ -231,11 +247,14 @@ impl Definition {
         let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
         if let Some(names) = properties.remove(INDEX_COLUMNS) {
             for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                let field = with_ids
-                    .field_with_name(name)
-                    .map_err(|_| Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema")))?;
+                let field = with_ids.field_with_name(name).map_err(|_| {
+                    Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema"))
+                })?;
                 if !crate::index::indexable(field.data_type()) {
-                    return Err(Error::invalid(format!("{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index", field.data_type())));
+                    return Err(Error::invalid(format!(
+                        "{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index",
+                        field.data_type()
+                    )));
                 }
                 let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
                 properties.insert(scalar_index_property(id), "inverted".to_owned());
@@ -247,7 +266,9 @@ impl Definition {
             None => None,
             Some("2") => Some(2),
             Some("3") => Some(3),
-            Some(other) => return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'"))),
+            Some(other) => {
+                return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'")))
+            }
         };
         check_lineage_names(&iceberg, format_version.unwrap_or(2))?;
         Ok(Definition { schema: iceberg, properties, spec, order, format_version })
@@ -255,9 +276,7 @@ impl Definition {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 fn metadata_file(version: u64) -> String {
@@ -315,9 +334,11 @@ impl Table {
         let storage = Storage::open(location, options)?;
         let definition = Definition::of(schema, properties, 0)?;
         let uuid = uuid::Uuid::new_v4().to_string();
-        let mut metadata = TableMetadata::new_table(storage.location(), &uuid, definition.schema, definition.properties, now_ms())?;
+        let mut metadata =
+            TableMetadata::new_table(storage.location(), &uuid, definition.schema, definition.properties, now_ms())?;
         if let Some(spec) = definition.spec.filter(|s| !s.fields.is_empty()) {
-            metadata.last_partition_id = spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
+            metadata.last_partition_id =
+                spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
             metadata.partition_specs = vec![spec];
         }
         if let Some(fields) = definition.order.filter(|o| !o.is_empty()) {
@@ -346,7 +367,10 @@ impl Table {
         let redefine = |next: &mut TableMetadata| -> Result<()> {
             let definition = Definition::of(schema, properties.clone(), next.last_column_id)?;
             if definition.format_version.is_some_and(|v| v != next.format_version) {
-                return Err(Error::invalid(format!("a replacement keeps the table's format version {}", next.format_version)));
+                return Err(Error::invalid(format!(
+                    "a replacement keeps the table's format version {}",
+                    next.format_version
+                )));
             }
             check_lineage_names(&definition.schema, next.format_version)?;
             let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
@@ -392,7 +416,12 @@ impl Table {
     /// snapshot as current under the schema it was written with: a column added since is absent, a
     /// column dropped since is there, a renamed one has its old name. Nothing can be written
     /// through it.
-    pub fn load_at(location: &str, options: &HashMap<String, String>, snapshot_id: Option<i64>, as_of_ms: Option<i64>) -> Result<Self> {
+    pub fn load_at(
+        location: &str,
+        options: &HashMap<String, String>,
+        snapshot_id: Option<i64>,
+        as_of_ms: Option<i64>,
+    ) -> Result<Self> {
         let mut table = Self::load(location, options)?;
         if snapshot_id.is_none() && as_of_ms.is_none() {
             return Ok(table);
@@ -480,7 +509,9 @@ impl Table {
             let fpp = match self.metadata.properties.get(&format!("{BLOOM_FPP_PREFIX}{column}")) {
                 None => DEFAULT_BLOOM_FPP,
                 Some(v) => v.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).ok_or_else(|| {
-                    Error::invalid(format!("table property {BLOOM_FPP_PREFIX}{column} must be a probability between 0 and 1, got '{v}'"))
+                    Error::invalid(format!(
+                        "table property {BLOOM_FPP_PREFIX}{column} must be a probability between 0 and 1, got '{v}'"
+                    ))
                 })?,
             };
             out.push((column.to_owned(), fpp));
@@ -512,7 +543,12 @@ impl Table {
     pub fn scalar_index_columns(&self) -> Result<Vec<String>> {
         let ids = self.scalar_indexes();
         let schema = self.arrow_schema()?;
-        Ok(schema.fields().iter().filter(|f| field_id(f).is_some_and(|id| ids.contains(&id))).map(|f| f.name().clone()).collect())
+        Ok(schema
+            .fields()
+            .iter()
+            .filter(|f| field_id(f).is_some_and(|id| ids.contains(&id)))
+            .map(|f| f.name().clone())
+            .collect())
     }
 
     /// A column's field id and Arrow field, for a scalar index.
@@ -523,7 +559,10 @@ impl Table {
             .map_err(|_| Error::NotFound(format!("column '{column}' is not in the table schema")))?;
         let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{column}' has no field id")))?;
         if !crate::index::indexable(field.data_type()) {
-            return Err(Error::invalid(format!("column '{column}' of type {} cannot have a scalar index", field.data_type())));
+            return Err(Error::invalid(format!(
+                "column '{column}' of type {} cannot have a scalar index",
+                field.data_type()
+            )));
         }
         Ok((id, field.clone()))
     }
@@ -538,7 +577,11 @@ impl Table {
         let files = self.data_files(self.metadata.current_snapshot())?;
         for file in &files {
             let mut builder = crate::index::ScalarIndexBuilder::new(&field)?;
-            for batch in self.scan_files(vec![DataFile { deletes: Vec::new(), ..file.clone() }], Some(&[column.to_owned()]), 64 * 1024)? {
+            for batch in self.scan_files(
+                vec![DataFile { deletes: Vec::new(), ..file.clone() }],
+                Some(&[column.to_owned()]),
+                64 * 1024,
+            )? {
                 builder.append(batch?.column(0).as_ref())?;
             }
             let path = crate::index::scalar_index_path(self.storage.relative(&file.file_path)?, id);
@@ -603,7 +646,9 @@ impl Table {
             .field_with_name(column)
             .map_err(|_| Error::NotFound(format!("vector column '{column}' is not in the table schema")))?;
         match (field.data_type(), field_id(field)) {
-            (DataType::FixedSizeList(item, n), Some(id)) if item.data_type() == &DataType::Float32 => Ok((id, *n as usize)),
+            (DataType::FixedSizeList(item, n), Some(id)) if item.data_type() == &DataType::Float32 => {
+                Ok((id, *n as usize))
+            }
             (other, _) => Err(Error::invalid(format!("column '{column}' is {other}, not a float vector column"))),
         }
     }
@@ -749,7 +794,11 @@ impl Table {
         let mut removed = Vec::new();
         for prefix in ["data", "metadata"] {
             for (path, modified_ms) in self.storage.list_modified(prefix)? {
-                if modified_ms < older_than_ms && !referenced.contains(&path) && !beside_a_data_file(&path) && !newer_version(&path) {
+                if modified_ms < older_than_ms
+                    && !referenced.contains(&path)
+                    && !beside_a_data_file(&path)
+                    && !newer_version(&path)
+                {
                     self.storage.delete(&path)?;
                     removed.push(path);
                 }
@@ -800,10 +849,13 @@ impl Table {
             self.refresh()?;
             let mut newest: Vec<&Snapshot> = self.metadata.snapshots.iter().collect();
             newest.sort_by_key(|s| std::cmp::Reverse(s.sequence_number));
-            let mut keep: std::collections::HashSet<i64> = newest.iter().take(retain_last.max(1)).map(|s| s.snapshot_id).collect();
+            let mut keep: std::collections::HashSet<i64> =
+                newest.iter().take(retain_last.max(1)).map(|s| s.snapshot_id).collect();
             keep.extend(self.metadata.current_snapshot_id);
             keep.extend(self.metadata.refs.values().map(|r| r.snapshot_id));
-            keep.extend(self.metadata.snapshots.iter().filter(|s| s.timestamp_ms >= older_than_ms).map(|s| s.snapshot_id));
+            keep.extend(
+                self.metadata.snapshots.iter().filter(|s| s.timestamp_ms >= older_than_ms).map(|s| s.snapshot_id),
+            );
             let (kept, expired): (Vec<Snapshot>, Vec<Snapshot>) =
                 self.metadata.snapshots.iter().cloned().partition(|s| keep.contains(&s.snapshot_id));
             if expired.is_empty() {
@@ -830,7 +882,10 @@ impl Table {
             }
             return Ok(expired.iter().map(|s| s.snapshot_id).collect());
         }
-        Err(Error::CommitConflict(format!("gave up expiring snapshots of {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
+        Err(Error::CommitConflict(format!(
+            "gave up expiring snapshots of {} after {COMMIT_ATTEMPTS} lost races",
+            self.storage.location()
+        )))
     }
 
     /// Deletes uncommitted data files (an aborted write's).
@@ -902,11 +957,17 @@ impl Table {
             self.refresh()?;
             backoff(attempt);
         }
-        Err(Error::CommitConflict(format!("gave up committing to {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
+        Err(Error::CommitConflict(format!(
+            "gave up committing to {} after {COMMIT_ATTEMPTS} lost races",
+            self.storage.location()
+        )))
     }
 
     /// Commits `schema` as the current schema (a new schema id), with table property `changes`.
-    fn commit_schema(&mut self, evolve: impl Fn(&Schema, i32, &TableMetadata) -> Result<(Schema, i32, Vec<(String, Option<String>)>)>) -> Result<()> {
+    fn commit_schema(
+        &mut self,
+        evolve: impl Fn(&Schema, i32, &TableMetadata) -> Result<(Schema, i32, Vec<(String, Option<String>)>)>,
+    ) -> Result<()> {
         self.commit_metadata(|next| {
             let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
             let (schema, last_column_id, changes) = evolve(next.current_schema()?, schema_id, next)?;
@@ -924,7 +985,10 @@ impl Table {
     /// vector column.
     pub fn add_column(&mut self, field: &arrow::datatypes::Field) -> Result<()> {
         if !field.is_nullable() {
-            return Err(Error::invalid(format!("new column '{}' must be nullable: the rows already written have no value for it", field.name())));
+            return Err(Error::invalid(format!(
+                "new column '{}' must be nullable: the rows already written have no value for it",
+                field.name()
+            )));
         }
         self.commit_schema(|current, schema_id, metadata| {
             let id = metadata.last_column_id + 1;
@@ -953,14 +1017,24 @@ impl Table {
             if metadata.partition_specs.iter().flat_map(|s| &s.fields).any(|f| f.source_id == field.id) {
                 return Err(Error::invalid(format!("cannot drop '{name}': the table is partitioned by it")));
             }
-            if metadata.sort_orders.iter().filter(|o| o.order_id == metadata.default_sort_order_id).flat_map(|o| &o.fields).any(|f| f.source_id == field.id) {
+            if metadata
+                .sort_orders
+                .iter()
+                .filter(|o| o.order_id == metadata.default_sort_order_id)
+                .flat_map(|o| &o.fields)
+                .any(|f| f.source_id == field.id)
+            {
                 return Err(Error::invalid(format!("cannot drop '{name}': the table is sorted by it")));
             }
             let fields = current.fields.iter().filter(|f| f.name != name).cloned().collect();
             let schema = Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() };
             // A vector column's dimension stays declared (field ids are never reused): time travel
             // to a snapshot from before the drop reads the column as the vector it was.
-            Ok((schema, metadata.last_column_id, vec![(index_property(field.id), None), (scalar_index_property(field.id), None)]))
+            Ok((
+                schema,
+                metadata.last_column_id,
+                vec![(index_property(field.id), None), (scalar_index_property(field.id), None)],
+            ))
         })
     }
 
@@ -977,9 +1051,19 @@ impl Table {
             let fields = current
                 .fields
                 .iter()
-                .map(|f| if f.name == name { super::schema::NestedField { name: new_name.to_owned(), ..f.clone() } } else { f.clone() })
+                .map(|f| {
+                    if f.name == name {
+                        super::schema::NestedField { name: new_name.to_owned(), ..f.clone() }
+                    } else {
+                        f.clone()
+                    }
+                })
                 .collect();
-            Ok((Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() }, metadata.last_column_id, Vec::new()))
+            Ok((
+                Schema { schema_id, fields, identifier_field_ids: current.identifier_field_ids.clone() },
+                metadata.last_column_id,
+                Vec::new(),
+            ))
         })
     }
 
@@ -997,7 +1081,13 @@ impl Table {
 
     /// Writes manifests of `entries` (`content`: 0 data files, 1 delete files), one per partition
     /// spec they were written under, and returns their entries for a manifest list.
-    fn put_manifests(&self, entries: &[ManifestEntry], content: i32, snapshot_id: i64, sequence_number: i64) -> Result<Vec<ManifestFile>> {
+    fn put_manifests(
+        &self,
+        entries: &[ManifestEntry],
+        content: i32,
+        snapshot_id: i64,
+        sequence_number: i64,
+    ) -> Result<Vec<ManifestFile>> {
         let mut by_spec: BTreeMap<i32, Vec<ManifestEntry>> = BTreeMap::new();
         for entry in entries {
             by_spec.entry(entry.data_file.spec_id).or_default().push(entry.clone());
@@ -1009,19 +1099,32 @@ impl Table {
     }
 
     /// Writes one manifest of `entries`, all of partition spec `spec_id`.
-    fn put_manifest(&self, entries: &[ManifestEntry], spec_id: i32, content: i32, snapshot_id: i64, sequence_number: i64) -> Result<ManifestFile> {
+    fn put_manifest(
+        &self,
+        entries: &[ManifestEntry],
+        spec_id: i32,
+        content: i32,
+        snapshot_id: i64,
+        sequence_number: i64,
+    ) -> Result<ManifestFile> {
         let schema = self.metadata.current_schema()?;
         let schema_json = serde_json::to_string(&schema.to_json()).map_err(|e| Error::Internal(e.to_string()))?;
-        let spec = self
-            .metadata
-            .partition_specs
-            .iter()
-            .find(|s| s.spec_id == spec_id)
-            .ok_or_else(|| Error::Corrupt(format!("{}: partition spec {spec_id} is not in the table metadata", self.location())))?;
+        let spec = self.metadata.partition_specs.iter().find(|s| s.spec_id == spec_id).ok_or_else(|| {
+            Error::Corrupt(format!("{}: partition spec {spec_id} is not in the table metadata", self.location()))
+        })?;
         let partition = partition_types(spec, self.arrow_schema()?.as_ref())?;
         let spec_json = serde_json::to_string(&spec.fields).map_err(|e| Error::Internal(e.to_string()))?;
         let kind = if content == 0 { "data" } else { "deletes" };
-        let manifest = write_manifest(entries, &schema_json, schema.schema_id, &spec_json, spec_id, &partition, kind, self.metadata.format_version)?;
+        let manifest = write_manifest(
+            entries,
+            &schema_json,
+            schema.schema_id,
+            &spec_json,
+            spec_id,
+            &partition,
+            kind,
+            self.metadata.format_version,
+        )?;
         let manifest_path = format!("metadata/{}-m0.avro", uuid::Uuid::new_v4());
         let manifest_length = manifest.len() as i64;
         self.storage.put(&manifest_path, Bytes::from(manifest))?;
@@ -1030,7 +1133,8 @@ impl Table {
             .iter()
             .map(|p| {
                 let values = entries.iter().map(|e| e.data_file.partition.get(&p.field_id));
-                let mut summary = FieldSummary { contains_null: values.clone().any(|v| v.is_none()), ..Default::default() };
+                let mut summary =
+                    FieldSummary { contains_null: values.clone().any(|v| v.is_none()), ..Default::default() };
                 for value in values.flatten() {
                     if summary.lower_bound.as_ref().is_none_or(|lo| less(&p.data_type, value, lo)) {
                         summary.lower_bound = Some(value.clone());
@@ -1076,7 +1180,8 @@ impl Table {
         let list = &snapshot.manifest_list;
         // A list that is not there (or not inside the table) is the metadata version's fault.
         let version = self.storage.uri(&metadata_file(self.version));
-        let bytes = self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(&version))?;
+        let bytes =
+            self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(&version))?;
         let manifests = read_manifest_list(&bytes, list)?;
         for manifest in &manifests {
             self.storage.relative(&manifest.manifest_path).map_err(|e| e.within(list))?;
@@ -1100,7 +1205,8 @@ impl Table {
             let sequence_number = *entry.sequence_number.get_or_insert(manifest.sequence_number);
             entry.file_sequence_number.get_or_insert(manifest.sequence_number);
             entry.data_file.sequence_number = Some(sequence_number);
-            if let (0, None, Some(next)) = (entry.data_file.content, entry.data_file.first_row_id, next_row_id.as_mut()) {
+            if let (0, None, Some(next)) = (entry.data_file.content, entry.data_file.first_row_id, next_row_id.as_mut())
+            {
                 entry.data_file.first_row_id = Some(*next);
                 *next += entry.data_file.record_count;
             }
@@ -1116,7 +1222,12 @@ impl Table {
 
     /// As [`Table::commit_snapshot`], with `redefine` applied to the metadata the snapshot is
     /// committed in (a replacement's new schema, spec and order), the same commit.
-    fn commit_snapshot_with(&mut self, operation: &str, added: Vec<DataFile>, redefine: &dyn Fn(&mut TableMetadata) -> Result<()>) -> Result<i64> {
+    fn commit_snapshot_with(
+        &mut self,
+        operation: &str,
+        added: Vec<DataFile>,
+        redefine: &dyn Fn(&mut TableMetadata) -> Result<()>,
+    ) -> Result<i64> {
         let overwrite = operation == "overwrite";
         // Files written long before their commit (a slow task of a distributed write) may have been
         // taken for orphans meanwhile: a snapshot never names a file that is not there.
@@ -1154,13 +1265,27 @@ impl Table {
                 let removed_deletes = delete_files_of(&removed);
                 for (content, files) in [(0, &removed), (1, &removed_deletes)] {
                     if !files.is_empty() {
-                        let entries: Vec<ManifestEntry> = files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
-                        written.extend(self.put_manifests(&entries, content, change.snapshot_id, change.sequence_number)?);
+                        let entries: Vec<ManifestEntry> =
+                            files.iter().map(|f| change.entry(STATUS_DELETED, f)).collect();
+                        written.extend(self.put_manifests(
+                            &entries,
+                            content,
+                            change.snapshot_id,
+                            change.sequence_number,
+                        )?);
                     }
                 }
                 summary.insert("deleted-data-files".to_owned(), removed.len().to_string());
-                summary.insert("deleted-records".to_owned(), removed.iter().map(|f| f.record_count).sum::<i64>().to_string());
-                totals = Totals { records: added_rows, data_files: added.len() as i64, delete_files: 0, position_deletes: 0 };
+                summary.insert(
+                    "deleted-records".to_owned(),
+                    removed.iter().map(|f| f.record_count).sum::<i64>().to_string(),
+                );
+                totals = Totals {
+                    records: added_rows,
+                    data_files: added.len() as i64,
+                    delete_files: 0,
+                    position_deletes: 0,
+                };
             } else if let Some(p) = &parent {
                 manifests.extend(self.manifests(p)?);
             }
@@ -1218,7 +1343,13 @@ impl Table {
                 _ => m,
             })
             .collect();
-        let list = write_manifest_list(&manifests, snapshot_id, parent.as_ref().map(|p| p.snapshot_id), change.sequence_number, first_row_id)?;
+        let list = write_manifest_list(
+            &manifests,
+            snapshot_id,
+            parent.as_ref().map(|p| p.snapshot_id),
+            change.sequence_number,
+            first_row_id,
+        )?;
         let list_path = format!("metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::new_v4());
         self.storage.put(&list_path, Bytes::from(list))?;
         summary.insert("operation".to_owned(), operation.to_owned());
@@ -1303,7 +1434,13 @@ impl Table {
                 return Ok((None, 0));
             }
             let replaced = unique_by_path(replaced);
-            let delta = RowDelta { operation: "delete", removed: &removed, replaced: &replaced, added_deletes: &added, added: &[] };
+            let delta = RowDelta {
+                operation: "delete",
+                removed: &removed,
+                replaced: &replaced,
+                added_deletes: &added,
+                added: &[],
+            };
             let committed = self.commit_row_delta(&change, parent.as_ref(), &delta)?;
             if committed {
                 return Ok((Some(change.snapshot_id), deleted_rows));
@@ -1313,7 +1450,10 @@ impl Table {
             }
             backoff(attempt);
         }
-        Err(Error::CommitConflict(format!("gave up deleting from {} after {COMMIT_ATTEMPTS} lost races", self.storage.location())))
+        Err(Error::CommitConflict(format!(
+            "gave up deleting from {} after {COMMIT_ATTEMPTS} lost races",
+            self.storage.location()
+        )))
     }
 
     /// The positions of the rows of one data file (deleted rows included) that `filter` passes.
@@ -1328,11 +1468,15 @@ impl Table {
         let mut at = 0u64;
         for batch in self.scan_files(vec![whole], Some(&columns), 64 * 1024)? {
             let passed = filter.evaluate(&batch?)?;
-            positions.extend((0..passed.len()).filter(|&i| passed.is_valid(i) && passed.value(i)).map(|i| at + i as u64));
+            positions
+                .extend((0..passed.len()).filter(|&i| passed.is_valid(i) && passed.value(i)).map(|i| at + i as u64));
             at += passed.len() as u64;
         }
         if at != rows {
-            return Err(Error::Corrupt(format!("data file {} holds {at} rows, its manifest says {rows}", file.file_path)));
+            return Err(Error::Corrupt(format!(
+                "data file {} holds {at} rows, its manifest says {rows}",
+                file.file_path
+            )));
         }
         Ok(positions)
     }
@@ -1341,7 +1485,8 @@ impl Table {
     /// delete files are listed as deleted (the manifests holding them are rewritten, the others
     /// carried over), its added files as added. False when another writer committed first.
     fn commit_row_delta(&mut self, change: &Change, parent: Option<&Snapshot>, delta: &RowDelta) -> Result<bool> {
-        let gone: std::collections::HashSet<&str> = delta.removed.iter().chain(delta.replaced).map(|f| f.file_path.as_str()).collect();
+        let gone: std::collections::HashSet<&str> =
+            delta.removed.iter().chain(delta.replaced).map(|f| f.file_path.as_str()).collect();
         let mut manifests = Vec::new();
         let mut written = Vec::new();
         for manifest in match parent {
@@ -1428,7 +1573,8 @@ impl Table {
         let mut written = Vec::new();
         let mut leftover = None;
         loop {
-            let chunk = Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
+            let chunk =
+                Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
             match self.write_rows(chunk, read.clone()) {
                 Ok(files) => written.extend(files),
                 Err(Error::InvalidArgument(m)) if m.starts_with("nothing to append") => break,
@@ -1438,18 +1584,31 @@ impl Table {
                 }
             }
         }
-        let delta = RowDelta { operation: "replace", removed: &chosen, replaced: &replaced, added_deletes: &[], added: &written };
+        let delta = RowDelta {
+            operation: "replace",
+            removed: &chosen,
+            replaced: &replaced,
+            added_deletes: &[],
+            added: &written,
+        };
         for _ in 0..COMMIT_ATTEMPTS {
             let change = Change::new(&self.metadata);
             let parent = self.metadata.current_snapshot().cloned();
             if self.commit_row_delta(&change, parent.as_ref(), &delta)? {
-                return Ok(Some(Rewrite { snapshot_id: change.snapshot_id, rewritten: chosen.len(), written: written.len() }));
+                return Ok(Some(Rewrite {
+                    snapshot_id: change.snapshot_id,
+                    rewritten: chosen.len(),
+                    written: written.len(),
+                }));
             }
             self.refresh()?;
             // Rebase only while every rewritten file is live as it was read (same delete files).
             let live = self.data_files(self.metadata.current_snapshot())?;
             let unchanged = chosen.iter().all(|c| {
-                live.iter().any(|l| l.file_path == c.file_path && l.deletes.iter().map(|d| &d.file_path).eq(c.deletes.iter().map(|d| &d.file_path)))
+                live.iter().any(|l| {
+                    l.file_path == c.file_path
+                        && l.deletes.iter().map(|d| &d.file_path).eq(c.deletes.iter().map(|d| &d.file_path))
+                })
             });
             if !unchanged {
                 self.delete_files(&written)?;
@@ -1460,7 +1619,10 @@ impl Table {
             }
         }
         self.delete_files(&written)?;
-        Err(Error::CommitConflict(format!("gave up rewriting files of {} after {COMMIT_ATTEMPTS} lost races", self.location())))
+        Err(Error::CommitConflict(format!(
+            "gave up rewriting files of {} after {COMMIT_ATTEMPTS} lost races",
+            self.location()
+        )))
     }
 
     /// Makes an earlier snapshot of the table's history current again (an ancestor of the current
@@ -1477,7 +1639,9 @@ impl Table {
                 at = next.snapshot(id).ok().and_then(|s| s.parent_snapshot_id);
             }
             if at.is_none() {
-                return Err(Error::invalid(format!("snapshot {snapshot_id} is not an ancestor of the current snapshot")));
+                return Err(Error::invalid(format!(
+                    "snapshot {snapshot_id} is not an ancestor of the current snapshot"
+                )));
             }
             next.set_current_snapshot(snapshot_id, now_ms().max(next.last_updated_ms + 1));
             Ok(())
@@ -1511,7 +1675,11 @@ impl Table {
                 self.storage.relative(&file.file_path)?;
                 match file.content {
                     0 => files.push(file),
-                    CONTENT_POSITION_DELETES if file.file_format.eq_ignore_ascii_case("parquet") || is_deletion_vector(&file) => deletes.push(file),
+                    CONTENT_POSITION_DELETES
+                        if file.file_format.eq_ignore_ascii_case("parquet") || is_deletion_vector(&file) =>
+                    {
+                        deletes.push(file)
+                    }
                     CONTENT_EQUALITY_DELETES => {
                         return Err(Error::invalid(format!(
                             "{} has equality delete files (such as {}), which HyperStream does not read",
@@ -1531,7 +1699,8 @@ impl Table {
             }
         }
         if !deletes.is_empty() {
-            let (targeted, anywhere): (Vec<DataFile>, Vec<DataFile>) = deletes.into_iter().partition(|d| target(d).is_some());
+            let (targeted, anywhere): (Vec<DataFile>, Vec<DataFile>) =
+                deletes.into_iter().partition(|d| target(d).is_some());
             let mut by_target: HashMap<Vec<u8>, Vec<DataFile>> = HashMap::new();
             for delete in targeted {
                 by_target.entry(target(&delete).expect("partitioned on it").to_vec()).or_default().push(delete);
@@ -1559,7 +1728,11 @@ impl Table {
 
     /// `aggregates` over a snapshot's rows from its manifests alone, as one row; None when the
     /// metadata cannot answer them all exactly (see [`crate::scan::aggregate_from_metadata`]).
-    pub fn aggregate_from_metadata(&self, snapshot: Option<&Snapshot>, aggregates: &[crate::scan::MetadataAggregate]) -> Result<Option<RecordBatch>> {
+    pub fn aggregate_from_metadata(
+        &self,
+        snapshot: Option<&Snapshot>,
+        aggregates: &[crate::scan::MetadataAggregate],
+    ) -> Result<Option<RecordBatch>> {
         let files = self.data_files(snapshot)?;
         let live = self.live_rows(&files)?;
         crate::scan::aggregate_from_metadata(&files, &*self.arrow_schema()?, live, aggregates)
@@ -1574,12 +1747,19 @@ impl Table {
         use crate::index::ndv::{ndv_path, parse, Sketch};
         let schema = self.arrow_schema()?;
         let files = self.data_files(snapshot)?;
-        let ids: Vec<Option<i32>> = schema.fields().iter().map(|f| field_id(f).filter(|_| crate::index::ndv::sketched(f.data_type()))).collect();
-        let mut merged: HashMap<i32, Option<Sketch>> = ids.iter().flatten().map(|&id| (id, Some(Sketch::default()))).collect();
+        let ids: Vec<Option<i32>> = schema
+            .fields()
+            .iter()
+            .map(|f| field_id(f).filter(|_| crate::index::ndv::sketched(f.data_type())))
+            .collect();
+        let mut merged: HashMap<i32, Option<Sketch>> =
+            ids.iter().flatten().map(|&id| (id, Some(Sketch::default()))).collect();
         for file in &files {
             let path = ndv_path(self.storage.relative(&file.file_path)?);
             let sketches = match self.storage.get(&path) {
-                Ok(bytes) => parse(&bytes, &path).map_err(|e| log::warn!("{e}; its columns get no distinct-value estimate")).ok(),
+                Ok(bytes) => {
+                    parse(&bytes, &path).map_err(|e| log::warn!("{e}; its columns get no distinct-value estimate")).ok()
+                }
                 Err(_) => None,
             };
             let sketches: HashMap<i32, Sketch> = sketches.unwrap_or_default().into_iter().collect();
@@ -1596,7 +1776,9 @@ impl Table {
             .zip(&ids)
             .map(|(field, id)| {
                 let ndv = id.and_then(|id| merged.get(&id).cloned().flatten()).map(|s| s.estimate());
-                let nulls = field_id(field).and_then(|id| files.iter().map(|f| f.null_value_counts.get(&id).map(|n| *n as u64)).sum::<Option<u64>>());
+                let nulls = field_id(field).and_then(|id| {
+                    files.iter().map(|f| f.null_value_counts.get(&id).map(|n| *n as u64)).sum::<Option<u64>>()
+                });
                 (field.name().clone(), ndv, nulls)
             })
             .collect())
@@ -1604,18 +1786,35 @@ impl Table {
 
     /// Streams `files` with the columns named in `columns` (every column when `None`), as the
     /// current schema types them.
-    pub fn scan_files(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize) -> Result<BatchStream> {
+    pub fn scan_files(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        batch_rows: usize,
+    ) -> Result<BatchStream> {
         self.scan_row_groups(files, columns, batch_rows, None)
     }
 
     /// As [`Table::scan_files`], skipping the row groups whose footer statistics show that no row
     /// passes `prune` (the columns it reads must be among `columns`). A filter over the stream still
     /// decides the rows: pruning only skips what it would drop.
-    fn scan_row_groups(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<BatchStream> {
+    fn scan_row_groups(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        batch_rows: usize,
+        prune: Option<&Predicate>,
+    ) -> Result<BatchStream> {
         Ok(Box::new(self.table_scan(files, columns, batch_rows, prune)?))
     }
 
-    fn table_scan(&self, files: Vec<DataFile>, columns: Option<&[String]>, batch_rows: usize, prune: Option<&Predicate>) -> Result<TableScan> {
+    fn table_scan(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        batch_rows: usize,
+        prune: Option<&Predicate>,
+    ) -> Result<TableScan> {
         let table_schema = self.read_schema()?;
         let indices = match columns {
             None => (0..self.arrow_schema()?.fields().len()).collect::<Vec<_>>(),
@@ -1665,7 +1864,11 @@ impl Table {
 
     /// As [`Table::explain`], with the files that hold a row to read: those a scan has to open (a
     /// file whose every row the bounds, statistics, indexes or deletes rule out is left out).
-    pub fn explain_files(&self, files: Vec<DataFile>, filter: Option<&Predicate>) -> Result<(ScanExplain, Vec<DataFile>)> {
+    pub fn explain_files(
+        &self,
+        files: Vec<DataFile>,
+        filter: Option<&Predicate>,
+    ) -> Result<(ScanExplain, Vec<DataFile>)> {
         let asked = files.len();
         let kept = self.prune(files, filter)?;
         let mut total = ScanExplain { files_pruned: asked - kept.len(), ..Default::default() };
@@ -1718,7 +1921,11 @@ impl Table {
             for (g, n) in groups.iter().enumerate() {
                 rows += n;
                 if rows >= split_rows || g + 1 == groups.len() {
-                    splits.push(DataFile { row_groups: Some([first, g + 1]), record_count: rows as i64, ..file.clone() });
+                    splits.push(DataFile {
+                        row_groups: Some([first, g + 1]),
+                        record_count: rows as i64,
+                        ..file.clone()
+                    });
                     first = g + 1;
                     rows = 0;
                 }
@@ -1750,7 +1957,13 @@ impl Table {
     }
 
     /// Streams the rows of `files` that `filter` passes, with the columns named in `columns`.
-    pub fn scan(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, batch_rows: usize) -> Result<BatchStream> {
+    pub fn scan(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        filter: Option<Predicate>,
+        batch_rows: usize,
+    ) -> Result<BatchStream> {
         let Some(filter) = filter else {
             return self.scan_files(files, columns, batch_rows);
         };
@@ -1758,22 +1971,33 @@ impl Table {
         let extra: Vec<String> = filter.columns().into_iter().collect();
         let (read, output) = self.read_set(columns, &extra)?;
         let inner = self.scan_row_groups(files, Some(&read), batch_rows, Some(&filter))?;
-        let positions = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
+        let positions =
+            output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
         filtered(inner, filter, positions)
     }
 
     /// Streams the rows of `files` that `filter` passes, with the columns named in `columns` and a
     /// last `_distance` column: each row's distance from `search.query` (`search.k` is not used).
-    pub fn scan_with_distances(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<BatchStream> {
+    pub fn scan_with_distances(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        filter: Option<Predicate>,
+        search: &VectorSearch,
+        batch_rows: usize,
+    ) -> Result<BatchStream> {
         let query = search.prepare_any(self.arrow_schema()?.as_ref())?;
         let files = self.prune(files, filter.as_ref())?;
         let mut extra: Vec<String> = filter.as_ref().map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
         let (read, output) = self.read_set(columns, &extra)?;
-        let positions: Vec<usize> = output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
+        let positions: Vec<usize> =
+            output.iter().map(|n| read.iter().position(|r| r == n).expect("read holds the output")).collect();
         let every: Vec<usize> = (0..read.len()).collect();
         let rows = match filter {
-            Some(filter) => filtered(self.scan_row_groups(files, Some(&read), batch_rows, Some(&filter))?, filter, every)?,
+            Some(filter) => {
+                filtered(self.scan_row_groups(files, Some(&read), batch_rows, Some(&filter))?, filter, every)?
+            }
             None => self.scan_files(files, Some(&read), batch_rows)?,
         };
         with_distances(rows, query, &search.column, positions)
@@ -1783,15 +2007,24 @@ impl Table {
     /// with the columns named in `columns` and their `_distance`; over a float vector column, a
     /// binary column of bit-packed vectors by `hamming` or `jaccard`, or a sparse vector column. Files are searched in parallel and
     /// their partial answers merged; ties go to the earlier file and row.
-    pub fn search(&self, files: Vec<DataFile>, columns: Option<&[String]>, filter: Option<&Predicate>, search: &VectorSearch, batch_rows: usize) -> Result<RecordBatch> {
+    pub fn search(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        filter: Option<&Predicate>,
+        search: &VectorSearch,
+        batch_rows: usize,
+    ) -> Result<RecordBatch> {
         let schema = self.arrow_schema()?;
         let query = search.prepare_any(&schema)?;
         let files = self.prune(files, filter)?;
         let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
         extra.push(search.column.clone());
         let (read, output) = self.read_set(columns, &extra)?;
-        let read_schema = schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
-        let output_schema = read_schema.project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let read_schema =
+            schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let output_schema = read_schema
+            .project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let out_schema = Hits::schema_for(&output_schema)?;
         let empty = || Hits::new(out_schema.clone(), search.wanted());
         let hits = files
@@ -1802,16 +2035,36 @@ impl Table {
                 let first = (i as u64) << 40;
                 match &query {
                     Prepared::Float(query) => {
-                        if let Some(hits) = self.search_sidecar(&file, &output, &out_schema, query, search, filter, first)? {
+                        if let Some(hits) =
+                            self.search_sidecar(&file, &output, &out_schema, query, search, filter, first)?
+                        {
                             return Ok(hits);
                         }
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, query, &search.column, filter, search.wanted(), first)
+                        search_batches(
+                            stream.map(|b| b.map_err(Error::from)),
+                            &read_schema,
+                            &output,
+                            query,
+                            &search.column,
+                            filter,
+                            search.wanted(),
+                            first,
+                        )
                     }
                     // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
                     Prepared::Bits(_) | Prepared::Sparse(_) => {
                         let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_row_batches(stream.map(|b| b.map_err(Error::from)), &read_schema, &output, &query, &search.column, filter, search.wanted(), first)
+                        search_row_batches(
+                            stream.map(|b| b.map_err(Error::from)),
+                            &read_schema,
+                            &output,
+                            &query,
+                            &search.column,
+                            filter,
+                            search.wanted(),
+                            first,
+                        )
                     }
                 }
             })
@@ -1873,7 +2126,9 @@ impl Table {
                 let found = found.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
                 hits.add_found(found, &with_vector, &passed, first_ordinal, take)?
             }
-            None => hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, search.backend, take)?,
+            None => {
+                hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, search.backend, take)?
+            }
         }
         Ok(Some(hits))
     }
@@ -1963,7 +2218,9 @@ impl Table {
             return Err(Error::Corrupt(format!("data file {} is shorter than its manifest says", file.file_path)));
         }
         // Back from file order to the order asked for, and to the column order asked for.
-        let order = UInt32Array::from_iter_values(positions.values().iter().map(|p| sorted.binary_search(p).expect("sorted holds every position") as u32));
+        let order = UInt32Array::from_iter_values(
+            positions.values().iter().map(|p| sorted.binary_search(p).expect("sorted holds every position") as u32),
+        );
         let found = take_record_batch(&found, &order)?;
         columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
     }
@@ -2009,7 +2266,11 @@ impl Change {
     /// A manifest written for this change, as its list records it at the current sequence number
     /// (its added entries inherit that number).
     fn sequenced(&self, manifest: &ManifestFile) -> ManifestFile {
-        ManifestFile { sequence_number: self.sequence_number, min_sequence_number: self.sequence_number, ..manifest.clone() }
+        ManifestFile {
+            sequence_number: self.sequence_number,
+            min_sequence_number: self.sequence_number,
+            ..manifest.clone()
+        }
     }
 
     /// A manifest entry of this snapshot's (its sequence numbers inherited from the manifest).
@@ -2134,7 +2395,6 @@ fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreema
     Ok(deleted)
 }
 
-
 fn latest_version(storage: &Storage) -> Result<u64> {
     let hinted = match storage.get(VERSION_HINT) {
         Ok(bytes) => std::str::from_utf8(&bytes).ok().and_then(|s| s.trim().parse::<u64>().ok()),
@@ -2244,7 +2504,11 @@ const ROW_POSITION: &str = "_pos";
 
 /// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
 /// over just their rows (what a reader of those row groups alone takes).
-fn within_row_groups(selection: &RowSelection, metadata: &parquet::file::metadata::ParquetMetaData, kept: &[usize]) -> RowSelection {
+fn within_row_groups(
+    selection: &RowSelection,
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    kept: &[usize],
+) -> RowSelection {
     let mut selected = Vec::new();
     let mut at = 0usize;
     for selector in selection.iter() {
@@ -2345,7 +2609,8 @@ fn pages_read(
             i < selected.len() && selected[i].start < hi
         }
     };
-    let leaves: Vec<usize> = (0..schema.num_columns()).filter(|&c| roots.contains(&schema.get_column_root_idx(c))).collect();
+    let leaves: Vec<usize> =
+        (0..schema.num_columns()).filter(|&c| roots.contains(&schema.get_column_root_idx(c))).collect();
     let (mut pages, mut read, mut bytes) = (0u64, 0u64, 0u64);
     let mut base = 0usize;
     for g in 0..metadata.num_row_groups() {
@@ -2410,8 +2675,11 @@ impl TableScan {
         // The column index (each page's min and max) lets a filter skip the pages it rules out.
         let mut options = ArrowReaderOptions::new().with_offset_index_policy(policy).with_column_index_policy(policy);
         if self.lineage {
-            let position = arrow::datatypes::Field::new(ROW_POSITION, DataType::Int64, false).with_extension_type(parquet::arrow::RowNumber);
-            options = options.with_virtual_columns(vec![Arc::new(position)]).map_err(|e| Error::Internal(format!("row positions: {e}")))?;
+            let position = arrow::datatypes::Field::new(ROW_POSITION, DataType::Int64, false)
+                .with_extension_type(parquet::arrow::RowNumber);
+            options = options
+                .with_virtual_columns(vec![Arc::new(position)])
+                .map_err(|e| Error::Internal(format!("row positions: {e}")))?;
         }
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
             .map_err(|e| Error::Corrupt(format!("data file {}: {e}", file.file_path)))?;
@@ -2437,7 +2705,10 @@ impl TableScan {
             }
         }
         let mut kept: Vec<usize> = match &self.prune {
-            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema).into_iter().filter(|g| split.contains(g)).collect(),
+            Some(filter) => row_groups_may_match(filter, builder.metadata(), &self.schema)
+                .into_iter()
+                .filter(|g| split.contains(g))
+                .collect(),
             None => split.clone(),
         };
         explain.row_groups_pruned_by_stats = split.len() - kept.len();
@@ -2509,7 +2780,13 @@ impl TableScan {
             Some(selection) => selection.row_count() as u64,
             None => kept.iter().map(|&g| builder.metadata().row_group(g).num_rows().max(0) as u64).sum(),
         };
-        let (pages, pages_read, bytes) = pages_read(builder.metadata(), builder.parquet_schema(), &self.read_roots(builder.schema()), &kept, selection.as_ref());
+        let (pages, pages_read, bytes) = pages_read(
+            builder.metadata(),
+            builder.parquet_schema(),
+            &self.read_roots(builder.schema()),
+            &kept,
+            selection.as_ref(),
+        );
         explain.pages = pages;
         explain.pages_read = pages_read;
         explain.bytes_read = bytes + index_bytes;
@@ -2522,7 +2799,12 @@ impl TableScan {
 
     /// Whether row group `group` may hold a row `filter` passes by the Parquet bloom filters of its
     /// columns. A column without one, or whose filter cannot be read, rules nothing out.
-    fn bloom_may_match(&self, builder: &ParquetRecordBatchReaderBuilder<Bytes>, group: usize, filter: &Predicate) -> bool {
+    fn bloom_may_match(
+        &self,
+        builder: &ParquetRecordBatchReaderBuilder<Bytes>,
+        group: usize,
+        filter: &Predicate,
+    ) -> bool {
         let parquet = builder.parquet_schema();
         let metadata = builder.metadata().row_group(group);
         // Each column's filter is read once, however many values (an IN list) probe it.
@@ -2535,7 +2817,10 @@ impl TableScan {
                 parquet.column(c).path().parts().len() == 1 && info.has_id() && info.id() == id
             })?;
             metadata.column(leaf).bloom_filter_offset()?;
-            let bloom = filters.entry(leaf).or_insert_with(|| builder.get_row_group_column_bloom_filter(group, leaf).ok().flatten()).as_ref()?;
+            let bloom = filters
+                .entry(leaf)
+                .or_insert_with(|| builder.get_row_group_column_bloom_filter(group, leaf).ok().flatten())
+                .as_ref()?;
             use arrow::array::AsArray;
             use arrow::datatypes::{Date32Type, Int16Type, Int32Type, Int8Type, TimestampMicrosecondType};
             Some(match literal.data_type() {
@@ -2573,7 +2858,10 @@ impl TableScan {
         wanted
     }
 
-    fn open(&self, file: &DataFile) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>, (Option<i64>, Option<i64>))> {
+    fn open(
+        &self,
+        file: &DataFile,
+    ) -> Result<(ParquetRecordBatchReader, Vec<Option<usize>>, (Option<i64>, Option<i64>))> {
         let (builder, _) = self.plan(file)?;
         // Table columns by field id -> root column index in the file.
         let roots = self.roots(builder.schema());
@@ -2611,7 +2899,9 @@ impl TableScan {
                 .or_insert_with(|| {
                     let path = crate::index::scalar_index_path(data_path, *id);
                     let parsed = match self.storage.map(&path, false) {
-                        Ok(region) => crate::index::ScalarIndex::parse(region, rows, data_type, &self.storage.uri(&path)),
+                        Ok(region) => {
+                            crate::index::ScalarIndex::parse(region, rows, data_type, &self.storage.uri(&path))
+                        }
                         Err(Error::NotFound(_)) => return None,
                         Err(e) => Err(e),
                     };
@@ -2648,16 +2938,19 @@ impl TableScan {
             let (reader, positions, (first_row_id, sequence_number)) = self.current.as_mut().expect("opened above");
             // A page that no longer decodes is the file's damage: named, whether the decoder returned
             // an error or panicked on it.
-            let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next())).unwrap_or_else(|payload| {
-                let message = crate::error::panic_message(payload.as_ref());
-                Some(Err(ArrowError::ParquetError(format!("the decoder panicked: {message}"))))
-            });
+            let next =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next())).unwrap_or_else(|payload| {
+                    let message = crate::error::panic_message(payload.as_ref());
+                    Some(Err(ArrowError::ParquetError(format!("the decoder panicked: {message}"))))
+                });
             match next {
                 None => self.current = None,
                 Some(batch) => {
                     let batch = batch.map_err(|e| Error::Corrupt(format!("data file {}: {e}", self.reading)))?;
                     let mut columns = Vec::with_capacity(self.schema.fields().len());
-                    let row_positions = batch.column_by_name(ROW_POSITION).and_then(|c| arrow::array::AsArray::as_primitive_opt::<Int64Type>(c));
+                    let row_positions = batch
+                        .column_by_name(ROW_POSITION)
+                        .and_then(|c| arrow::array::AsArray::as_primitive_opt::<Int64Type>(c));
                     for (field, position) in self.schema.fields().iter().zip(positions.iter()) {
                         if let Some(rows) = row_positions.filter(|_| lineage::is_lineage(field.name())) {
                             let stored = position.map(|p| batch.column(p));
@@ -2789,7 +3082,8 @@ mod tests {
     #[test]
     fn files_carry_counts_and_bounds_for_pruning() {
         let dir = tempfile::tempdir().unwrap();
-        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         table.append(reader(vec![batch(10..20), batch(5..8)])).unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         assert_eq!(files.len(), 1);
@@ -2817,7 +3111,10 @@ mod tests {
         assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
         assert!(err.to_string().contains("'id'"), "{err}");
         assert!(table.append(reader(vec![])).is_err());
-        assert!(Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap_err().to_string().contains("already exists"));
+        assert!(Table::create(location, &schema(), BTreeMap::new(), &HashMap::new())
+            .unwrap_err()
+            .to_string()
+            .contains("already exists"));
         let reopened = Table::load(location, &HashMap::new()).unwrap();
         assert_eq!(reopened.version(), 1);
         assert!(reopened.metadata().snapshots.is_empty());
@@ -2843,28 +3140,49 @@ mod tests {
 
     #[test]
     fn sparse_vector_columns_are_searched_as_their_dense_twins_say() {
+        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
         use arrow::array::{ListArray, StructArray};
         use arrow::datatypes::{Fields, Int32Type};
-        use crate::vector::{metric::reference_distance, Metric, VectorSearch};
         let dir = tempfile::tempdir().unwrap();
         let fields = Fields::from(vec![
             Field::new("indices", DataType::List(Arc::new(Field::new("item", DataType::Int32, true))), true),
             Field::new("values", DataType::List(Arc::new(Field::new("item", DataType::Float32, true))), true),
         ]);
-        let sparse_schema = Arc::new(ArrowSchema::new(vec![Field::new("id", DataType::Int64, false), Field::new("terms", DataType::Struct(fields.clone()), true)]));
-        let mut table = Table::create(dir.path().to_str().unwrap(), &sparse_schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let sparse_schema = Arc::new(ArrowSchema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("terms", DataType::Struct(fields.clone()), true),
+        ]));
+        let mut table =
+            Table::create(dir.path().to_str().unwrap(), &sparse_schema, BTreeMap::new(), &HashMap::new()).unwrap();
         let dim = 30;
         let mut rng = crate::rand::SplitMix64(21);
         let mut dense: Vec<Option<Vec<f32>>> = Vec::new();
         for _ in 0..2 {
             let rows: Vec<Option<Vec<f32>>> = (0..120)
-                .map(|i| (i % 17 != 5).then(|| (0..dim).map(|_| if rng.next_u64() % 3 == 0 { (rng.next_u64() % 200) as f32 / 10.0 - 10.0 } else { 0.0 }).collect()))
+                .map(|i| {
+                    (i % 17 != 5).then(|| {
+                        (0..dim)
+                            .map(|_| {
+                                if rng.next_u64() % 3 == 0 {
+                                    (rng.next_u64() % 200) as f32 / 10.0 - 10.0
+                                } else {
+                                    0.0
+                                }
+                            })
+                            .collect()
+                    })
+                })
                 .collect();
             let first = dense.len() as i64;
             let indices = ListArray::from_iter_primitive::<Int32Type, _, _>(rows.iter().map(|r| {
-                r.as_ref().map(|v| v.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(i, _)| Some(i as i32)).collect::<Vec<_>>())
+                r.as_ref().map(|v| {
+                    v.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(i, _)| Some(i as i32)).collect::<Vec<_>>()
+                })
             }));
-            let values = ListArray::from_iter_primitive::<Float32Type, _, _>(rows.iter().map(|r| r.as_ref().map(|v| v.iter().filter(|x| **x != 0.0).map(|x| Some(*x)).collect::<Vec<_>>())));
+            let values =
+                ListArray::from_iter_primitive::<Float32Type, _, _>(rows.iter().map(|r| {
+                    r.as_ref().map(|v| v.iter().filter(|x| **x != 0.0).map(|x| Some(*x)).collect::<Vec<_>>())
+                }));
             let nulls = arrow::buffer::NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
             let terms = StructArray::new(fields.clone(), vec![Arc::new(indices), Arc::new(values)], Some(nulls));
             let ids = Int64Array::from_iter_values(first..first + rows.len() as i64);
@@ -2874,7 +3192,13 @@ mod tests {
         }
         let files = || table.data_files(table.metadata().current_snapshot()).unwrap();
         let query_dense: Vec<f32> = (0..dim).map(|i| if i % 4 == 1 { i as f32 / 7.0 } else { 0.0 }).collect();
-        let pairs: Vec<f32> = query_dense.iter().enumerate().filter(|(_, v)| **v != 0.0).flat_map(|(i, v)| [i as f32, *v]).rev().collect::<Vec<_>>();
+        let pairs: Vec<f32> = query_dense
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .flat_map(|(i, v)| [i as f32, *v])
+            .rev()
+            .collect::<Vec<_>>();
         // Pairs in any order: reversed above (value, position), put back as (position, value).
         let pairs: Vec<f32> = pairs.chunks_exact(2).flat_map(|p| [p[1], p[0]]).collect();
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
@@ -2884,14 +3208,25 @@ mod tests {
                 .filter_map(|(id, v)| v.as_ref().map(|v| (reference_distance(metric, &query_dense, v), id as i64)))
                 .collect();
             want.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
-            let found = table.search(files(), Some(&["id".to_owned()]), None, &VectorSearch::new("terms", pairs.clone(), metric, 10), 50).unwrap();
+            let found = table
+                .search(
+                    files(),
+                    Some(&["id".to_owned()]),
+                    None,
+                    &VectorSearch::new("terms", pairs.clone(), metric, 10),
+                    50,
+                )
+                .unwrap();
             let distances = found.column(1).as_primitive::<Float64Type>().values().to_vec();
             for (got, w) in distances.iter().zip(&want) {
                 assert!((got - w.0).abs() <= 1e-4 * (1.0 + w.0.abs()), "{metric}: {distances:?} vs {want:?}");
             }
             assert_eq!(found.num_rows(), 10);
         }
-        let err = table.search(files(), None, None, &VectorSearch::new("terms", vec![1.0], Metric::L2, 3), 50).unwrap_err().to_string();
+        let err = table
+            .search(files(), None, None, &VectorSearch::new("terms", vec![1.0], Metric::L2, 3), 50)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("searching 'terms': a sparse query is (position, value) pairs"), "{err}");
     }
 
@@ -2904,7 +3239,8 @@ mod tests {
             Field::new("bits", DataType::Binary, true),
             Field::new("fixed", DataType::FixedSizeBinary(3), false),
         ]));
-        let mut table = Table::create(dir.path().to_str().unwrap(), &bits_schema, BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(dir.path().to_str().unwrap(), &bits_schema, BTreeMap::new(), &HashMap::new()).unwrap();
         let mut rng = crate::rand::SplitMix64(9);
         let mut rows: Vec<(i64, Option<[u8; 3]>, [u8; 3])> = Vec::new();
         for file in 0..3i64 {
@@ -2921,7 +3257,9 @@ mod tests {
                 vec![
                     Arc::new(Int64Array::from_iter_values(chunk.iter().map(|r| r.0))),
                     Arc::new(arrow::array::BinaryArray::from_iter(chunk.iter().map(|r| r.1.map(|b| b.to_vec())))),
-                    Arc::new(arrow::array::FixedSizeBinaryArray::try_from_iter(chunk.iter().map(|r| r.2.to_vec())).unwrap()),
+                    Arc::new(
+                        arrow::array::FixedSizeBinaryArray::try_from_iter(chunk.iter().map(|r| r.2.to_vec())).unwrap(),
+                    ),
                 ],
             )
             .unwrap();
@@ -2941,14 +3279,30 @@ mod tests {
                     either += (a | b) as u32;
                 }
             }
-            if metric == Metric::Hamming { differ as f64 } else if either == 0 { 0.0 } else { 1.0 - both as f64 / either as f64 }
+            if metric == Metric::Hamming {
+                differ as f64
+            } else if either == 0 {
+                0.0
+            } else {
+                1.0 - both as f64 / either as f64
+            }
         };
         let filter = Predicate::from_json(r#"{"op":"ge","column":"id","value":20}"#).unwrap();
         let as_query: Vec<f32> = query.iter().map(|&b| b as f32).collect();
         for metric in [Metric::Hamming, Metric::Jaccard] {
             for column in ["bits", "fixed"] {
-                let value = |r: &(i64, Option<[u8; 3]>, [u8; 3])| if column == "bits" { r.1.map(|b| b.to_vec()) } else { Some(r.2.to_vec()) };
-                let mut want: Vec<(f64, i64)> = rows.iter().filter(|r| r.0 >= 20).filter_map(|r| value(r).map(|v| (distance(metric, &v), r.0))).collect();
+                let value = |r: &(i64, Option<[u8; 3]>, [u8; 3])| {
+                    if column == "bits" {
+                        r.1.map(|b| b.to_vec())
+                    } else {
+                        Some(r.2.to_vec())
+                    }
+                };
+                let mut want: Vec<(f64, i64)> = rows
+                    .iter()
+                    .filter(|r| r.0 >= 20)
+                    .filter_map(|r| value(r).map(|v| (distance(metric, &v), r.0)))
+                    .collect();
                 want.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
                 let search = VectorSearch::new(column, as_query.clone(), metric, 12);
                 let found = table.search(files(), Some(&["id".to_owned()]), Some(&filter), &search, 32).unwrap();
@@ -2972,15 +3326,25 @@ mod tests {
             }
         }
         // Rows without a value come last, as for float vectors.
-        let all = table.search(files(), Some(&["id".to_owned()]), None, &VectorSearch::new("bits", as_query.clone(), Metric::Hamming, 210), 32).unwrap();
+        let all = table
+            .search(
+                files(),
+                Some(&["id".to_owned()]),
+                None,
+                &VectorSearch::new("bits", as_query.clone(), Metric::Hamming, 210),
+                32,
+            )
+            .unwrap();
         assert_eq!(all.column(1).null_count(), rows.iter().filter(|r| r.1.is_none()).count());
         assert!(all.column(1).as_primitive::<Float64Type>().iter().skip_while(|d| d.is_some()).all(|d| d.is_none()));
         // Bad searches are named.
         let err = |column: &str, query: Vec<f32>, metric: Metric| {
             table.search(files(), None, None, &VectorSearch::new(column, query, metric, 3), 32).unwrap_err().to_string()
         };
-        assert!(err("bits", as_query.clone(), Metric::L2).contains("metric 'l2' compares float vectors, not bit-packed binary vectors"));
-        assert!(err("id", as_query.clone(), Metric::Hamming).contains("metric 'hamming' compares bit-packed binary columns, but 'id' is Int64"));
+        assert!(err("bits", as_query.clone(), Metric::L2)
+            .contains("metric 'l2' compares float vectors, not bit-packed binary vectors"));
+        assert!(err("id", as_query.clone(), Metric::Hamming)
+            .contains("metric 'hamming' compares bit-packed binary columns, but 'id' is Int64"));
         assert!(err("bits", vec![1.0, 256.0, 0.0], Metric::Hamming).contains("binary query byte 256 is not in 0..=255"));
         assert!(err("fixed", vec![1.0, 2.0], Metric::Jaccard).contains("jaccard: bit vectors of 2 and 3 bytes"));
     }
@@ -2989,12 +3353,16 @@ mod tests {
     fn filtered_scan_and_search_across_files_equal_a_full_scan_sorted() {
         use crate::vector::{metric::reference_distance, Metric, VectorSearch};
         let dir = tempfile::tempdir().unwrap();
-        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         for range in [0..40, 40..90, 90..100] {
             table.append(reader(vec![batch(range)])).unwrap();
         }
         let files = || table.data_files(table.metadata().current_snapshot()).unwrap();
-        let filter = Predicate::from_json(r#"{"op":"and","args":[{"op":"not_null","column":"name"},{"op":"ge","column":"id","value":10}]}"#).unwrap();
+        let filter = Predicate::from_json(
+            r#"{"op":"and","args":[{"op":"not_null","column":"name"},{"op":"ge","column":"id","value":10}]}"#,
+        )
+        .unwrap();
         // The filtered scan keeps exactly the rows the filter passes, with only the asked-for column.
         let mut kept: Vec<i64> = table
             .scan(files(), Some(&["id".to_owned()]), Some(filter.clone()), 16)
@@ -3008,17 +3376,22 @@ mod tests {
         let query = vec![30.0, 0.5, -31.0];
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
             let search = VectorSearch::new("embedding", query.clone(), metric, 7);
-            let found = table.search(files(), Some(&["id".to_owned(), "name".to_owned()]), Some(&filter), &search, 16).unwrap();
-            assert_eq!(found.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), vec!["id", "name", "_distance"]);
-            let mut reference: Vec<(f64, i64)> = want
-                .iter()
-                .map(|&i| (reference_distance(metric, &query, &[i as f32, 0.5, -(i as f32)]), i))
-                .collect();
+            let found =
+                table.search(files(), Some(&["id".to_owned(), "name".to_owned()]), Some(&filter), &search, 16).unwrap();
+            assert_eq!(
+                found.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+                vec!["id", "name", "_distance"]
+            );
+            let mut reference: Vec<(f64, i64)> =
+                want.iter().map(|&i| (reference_distance(metric, &query, &[i as f32, 0.5, -(i as f32)]), i)).collect();
             reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
             let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
             let distances = found.column(2).as_primitive::<Float64Type>().values().to_vec();
             for (row, (d, _)) in reference.iter().take(7).enumerate() {
-                assert!((distances[row] - d).abs() < 1e-3 * (1.0 + d.abs()), "{metric}: {distances:?} vs {reference:?}");
+                assert!(
+                    (distances[row] - d).abs() < 1e-3 * (1.0 + d.abs()),
+                    "{metric}: {distances:?} vs {reference:?}"
+                );
             }
             if metric == Metric::L2 || metric == Metric::L1 {
                 assert_eq!(ids, reference.iter().take(7).map(|r| r.1).collect::<Vec<_>>(), "{metric}");
@@ -3038,12 +3411,22 @@ mod tests {
             .collect();
         assert_eq!(every.len(), want.len());
         every.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
-        let top = table.search(files(), Some(&["id".to_owned()]), Some(&filter), &VectorSearch { k: 5, ..search }, 16).unwrap();
-        assert_eq!(top.column(0).as_primitive::<Int64Type>().values().to_vec(), every.iter().take(5).map(|e| e.1).collect::<Vec<_>>());
+        let top = table
+            .search(files(), Some(&["id".to_owned()]), Some(&filter), &VectorSearch { k: 5, ..search }, 16)
+            .unwrap();
+        assert_eq!(
+            top.column(0).as_primitive::<Int64Type>().values().to_vec(),
+            every.iter().take(5).map(|e| e.1).collect::<Vec<_>>()
+        );
         let bad = VectorSearch::new("name", vec![1.0], Metric::L2, 3);
-        assert!(table.search(files(), None, None, &bad, 16).unwrap_err().to_string().contains("not a float vector column"));
+        assert!(table
+            .search(files(), None, None, &bad, 16)
+            .unwrap_err()
+            .to_string()
+            .contains("not a float vector column"));
         // An empty table searches to no rows.
-        let empty = Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let empty =
+            Table::create(dir.path().join("e").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         let search = VectorSearch::new("embedding", query, Metric::L2, 3);
         assert_eq!(empty.search(Vec::new(), None, None, &search, 16).unwrap().num_rows(), 0);
     }
@@ -3052,15 +3435,14 @@ mod tests {
     fn search_through_sidecars_equals_search_of_the_parquet_columns_and_damage_only_warns() {
         use crate::vector::{Metric, VectorSearch};
         let dir = tempfile::tempdir().unwrap();
-        let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         for range in [0..300, 300..700, 700..1000] {
             table.append(reader(vec![batch(range)])).unwrap();
         }
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
-        let sidecars: Vec<std::path::PathBuf> = files
-            .iter()
-            .map(|f| std::path::PathBuf::from(sidecar_path(&f.file_path, 3)))
-            .collect();
+        let sidecars: Vec<std::path::PathBuf> =
+            files.iter().map(|f| std::path::PathBuf::from(sidecar_path(&f.file_path, 3))).collect();
         assert!(sidecars.iter().all(|p| p.exists()), "every append writes a sidecar beside its data file");
         let filter = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
         let columns = ["name".to_owned(), "id".to_owned()];
@@ -3074,7 +3456,10 @@ mod tests {
         };
         let with_sidecars = answers(&table);
         assert_eq!(with_sidecars[0].num_rows(), 9);
-        assert_eq!(with_sidecars[0].schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), vec!["name", "id", "_distance"]);
+        assert_eq!(
+            with_sidecars[0].schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+            vec!["name", "id", "_distance"]
+        );
         // One sidecar damaged, one gone: the same answers, from the Parquet columns.
         std::fs::write(&sidecars[0], b"HSVEC001 truncated").unwrap();
         std::fs::remove_file(&sidecars[1]).unwrap();
@@ -3114,7 +3499,11 @@ mod tests {
         for metric in [Metric::L2, Metric::L1, Metric::InnerProduct] {
             for filter in [None, Some(&filter)] {
                 let cpu = search(metric, Backend::Cpu, filter).unwrap();
-                assert_eq!(search(metric, Backend::Auto, filter).unwrap(), cpu, "a small search stays on the CPU under auto");
+                assert_eq!(
+                    search(metric, Backend::Auto, filter).unwrap(),
+                    cpu,
+                    "a small search stays on the CPU under auto"
+                );
                 let Some(gpu) = gpu else { continue };
                 let checked = FloatQuery::new(metric, query.clone(), 3).unwrap();
                 let own = |id: u64| checked.distance(&[id as f32, 0.5, -(id as f32)]);
@@ -3142,10 +3531,18 @@ mod tests {
         let snapshot = table.metadata().current_snapshot().map(|s| s.snapshot_id);
         let params = HnswParams { metric: Metric::L2, m: 8, ef_construction: 50 };
         assert_eq!(table.create_vector_index("embedding", params).unwrap(), 2);
-        assert_eq!(table.metadata().current_snapshot().map(|s| s.snapshot_id), snapshot, "declaring an index adds no snapshot");
+        assert_eq!(
+            table.metadata().current_snapshot().map(|s| s.snapshot_id),
+            snapshot,
+            "declaring an index adds no snapshot"
+        );
         let graph = |f: &DataFile| std::path::PathBuf::from(hnsw_path(&f.file_path, 3));
         assert!(before.iter().all(|f| graph(f).exists()));
-        assert_eq!((table.index_builds().totals().0, table.index_builds().totals().1), (2, 2000), "two files of 1000 vectors indexed");
+        assert_eq!(
+            (table.index_builds().totals().0, table.index_builds().totals().1),
+            (2, 2000),
+            "two files of 1000 vectors indexed"
+        );
         table.append(reader(vec![batch(2000..3000)])).unwrap();
         let (files, vectors, nanos) = table.index_builds().totals();
         assert_eq!((files, vectors), (3, 3000), "and one more as written");
@@ -3160,7 +3557,8 @@ mod tests {
         let middle = files
             .iter()
             .find(|f| {
-                let first = table.scan_files(vec![(*f).clone()], Some(&["id".to_owned()]), 1).unwrap().next().unwrap().unwrap();
+                let first =
+                    table.scan_files(vec![(*f).clone()], Some(&["id".to_owned()]), 1).unwrap().next().unwrap().unwrap();
                 first.column(0).as_primitive::<Int64Type>().value(0) == 1000
             })
             .unwrap()
@@ -3168,14 +3566,18 @@ mod tests {
 
         let filter = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
         let ids = |table: &Table, metric: Metric, index: IndexUse, filter: Option<&Predicate>| -> Vec<i64> {
-            let search = VectorSearch { index, ..VectorSearch::new("embedding", vec![1500.0, 0.5, -1500.0], metric, 5) };
+            let search =
+                VectorSearch { index, ..VectorSearch::new("embedding", vec![1500.0, 0.5, -1500.0], metric, 5) };
             let found = table.search(files.clone(), Some(&["id".to_owned()]), filter, &search, 100).unwrap();
             found.column(0).as_primitive::<Int64Type>().values().to_vec()
         };
         let exact = ids(&table, Metric::L2, IndexUse::Exact, None);
         assert_eq!(exact, vec![1500, 1499, 1501, 1498, 1502]);
         assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), exact);
-        assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), Some(&filter)), ids(&table, Metric::L2, IndexUse::Exact, Some(&filter)));
+        assert_eq!(
+            ids(&table, Metric::L2, IndexUse::Ef(5), Some(&filter)),
+            ids(&table, Metric::L2, IndexUse::Exact, Some(&filter))
+        );
 
         // The graph answers: one that holds only the even rows of the middle file finds only those.
         let sidecar = std::fs::read(sidecar_path(&middle.file_path, 3)).unwrap();
@@ -3197,11 +3599,16 @@ mod tests {
         let err = |e: Error| e.to_string();
         assert!(err(table.drop_vector_index("embedding").unwrap_err()).contains("has no vector index"));
         assert!(err(table.create_vector_index("name", params).unwrap_err()).contains("not a float vector column"));
-        assert!(err(table.create_vector_index("nope", params).unwrap_err()).contains("'nope' is not in the table schema"));
-        assert!(err(table.create_vector_index("embedding", HnswParams { m: 0, ..params }).unwrap_err()).contains("m must be"));
+        assert!(
+            err(table.create_vector_index("nope", params).unwrap_err()).contains("'nope' is not in the table schema")
+        );
+        assert!(err(table.create_vector_index("embedding", HnswParams { m: 0, ..params }).unwrap_err())
+            .contains("m must be"));
         // The data files themselves never changed.
         let after = table.data_files(table.metadata().current_snapshot()).unwrap();
-        assert!(before.iter().all(|b| after.iter().any(|a| a.file_path == b.file_path && a.file_size_in_bytes == b.file_size_in_bytes)));
+        assert!(before
+            .iter()
+            .all(|b| after.iter().any(|a| a.file_path == b.file_path && a.file_size_in_bytes == b.file_size_in_bytes)));
     }
 
     use crate::rand::SplitMix64 as Rng;
@@ -3216,10 +3623,19 @@ mod tests {
         ]))
     }
 
-    fn kbsx_rows(k: Vec<i64>, b: Vec<Option<i32>>, s: Vec<Option<String>>, x: Vec<Option<f64>>) -> impl RecordBatchReader {
+    fn kbsx_rows(
+        k: Vec<i64>,
+        b: Vec<Option<i32>>,
+        s: Vec<Option<String>>,
+        x: Vec<Option<f64>>,
+    ) -> impl RecordBatchReader {
         use arrow::array::{Float64Array, Int32Array};
-        let columns: Vec<ArrayRef> =
-            vec![Arc::new(Int64Array::from(k)), Arc::new(Int32Array::from(b)), Arc::new(StringArray::from(s)), Arc::new(Float64Array::from(x))];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(k)),
+            Arc::new(Int32Array::from(b)),
+            Arc::new(StringArray::from(s)),
+            Arc::new(Float64Array::from(x)),
+        ];
         RecordBatchIterator::new(vec![RecordBatch::try_new(kbsx_schema(), columns)], kbsx_schema())
     }
 
@@ -3233,7 +3649,13 @@ mod tests {
         let value = |rng: &mut Rng, column: &str| -> serde_json::Value {
             match column {
                 "k" => serde_json::json!(rng.below(k_span) as i64 - 100),
-                "b" => if rng.below(10) == 0 { serde_json::json!(rng.below(50) as f64 + 0.5) } else { serde_json::json!(rng.below(60) as i64) },
+                "b" => {
+                    if rng.below(10) == 0 {
+                        serde_json::json!(rng.below(50) as f64 + 0.5)
+                    } else {
+                        serde_json::json!(rng.below(60) as i64)
+                    }
+                }
                 "s" => serde_json::json!(format!("s{}", rng.below(40))),
                 _ => serde_json::json!((rng.below(2000) as f64 - 1000.0) / 10.0),
             }
@@ -3272,9 +3694,13 @@ mod tests {
         for f in 0..10i64 {
             let n = 50 + rng.below(50) as usize;
             let k: Vec<i64> = (0..n).map(|_| f * 100 + rng.below(100) as i64).collect();
-            let b: Vec<Option<i32>> = (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| if f == 5 { 7 } else { rng.below(60) as i32 })).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", f * 3 + rng.below(10) as i64))).collect();
-            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let b: Vec<Option<i32>> = (0..n)
+                .map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| if f == 5 { 7 } else { rng.below(60) as i32 }))
+                .collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", f * 3 + rng.below(10) as i64))).collect();
+            let x: Vec<Option<f64>> =
+                (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
@@ -3284,18 +3710,29 @@ mod tests {
                     let b = b.unwrap();
                     let k = b.column(0).as_primitive::<Int64Type>().clone();
                     let bb = b.column(1).as_primitive::<Int32Type>().clone();
-                    (0..b.num_rows()).map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)))).collect::<Vec<_>>()
+                    (0..b.num_rows())
+                        .map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i))))
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             out.sort_unstable();
             out
         };
-        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let (mut pruned_total, mut kept_total) = (0, 0);
         for _ in 0..400 {
             let predicate = random_predicate(&mut rng, 2);
             // The slow twin: every row of every file, the filter applied after.
-            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+            let want = keys(Box::new(RecordBatchIterator::new(
+                vec![Ok(predicate.filter(&everything).unwrap())],
+                schema.clone(),
+            )));
             let kept = table.prune(files.clone(), Some(&predicate)).unwrap();
             pruned_total += files.len() - kept.len();
             kept_total += kept.len();
@@ -3325,27 +3762,43 @@ mod tests {
             let n = 300;
             let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
             let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(6)))).collect();
-            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(6)))).collect();
+            let x: Vec<Option<f64>> =
+                (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
         let check_files = |table: &Table| {
             let files = table.data_files(table.metadata().current_snapshot()).unwrap();
             for file in &files {
                 assert!(file.file_path.contains("/data/k_bucket="), "{}", file.file_path);
-                let rows = table.scan_files(vec![DataFile { deletes: Vec::new(), ..file.clone() }], None, 100_000).unwrap().map(Result::unwrap).collect::<Vec<_>>();
+                let rows = table
+                    .scan_files(vec![DataFile { deletes: Vec::new(), ..file.clone() }], None, 100_000)
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect::<Vec<_>>();
                 let rows = arrow::compute::concat_batches(&schema, &rows).unwrap();
-                for (field_id, column, transform) in [(1000, 0, Transform::Bucket(4)), (1001, 2, Transform::Identity), (1002, 1, Transform::Truncate(10))] {
+                for (field_id, column, transform) in [
+                    (1000, 0, Transform::Bucket(4)),
+                    (1001, 2, Transform::Identity),
+                    (1002, 1, Transform::Truncate(10)),
+                ] {
                     let values = transform.apply(rows.column(column)).unwrap();
                     for i in 0..rows.num_rows() {
-                        assert_eq!(super::super::partition::single_value(&values, i).as_ref(), file.partition.get(&field_id), "{}", file.file_path);
+                        assert_eq!(
+                            super::super::partition::single_value(&values, i).as_ref(),
+                            file.partition.get(&field_id),
+                            "{}",
+                            file.file_path
+                        );
                     }
                 }
                 assert_eq!(file.sort_order_id, Some(1));
                 let x = rows.column(3).as_primitive::<Float64Type>();
                 let k = rows.column(0).as_primitive::<Int64Type>();
                 for i in 1..rows.num_rows() {
-                    let before = (x.is_valid(i - 1).then(|| -x.value(i - 1)).map_or((1, 0.0), |v| (0, v)), k.value(i - 1));
+                    let before =
+                        (x.is_valid(i - 1).then(|| -x.value(i - 1)).map_or((1, 0.0), |v| (0, v)), k.value(i - 1));
                     let after = (x.is_valid(i).then(|| -x.value(i)).map_or((1, 0.0), |v| (0, v)), k.value(i));
                     assert!(before <= after, "rows out of order in {}", file.file_path);
                 }
@@ -3355,12 +3808,29 @@ mod tests {
         let files = check_files(&table);
         assert!(files.len() > 50, "{} files", files.len());
         let everything = |table: &Table, files: &[DataFile]| {
-            Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.to_vec(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap())
+            Arc::new(
+                arrow::compute::concat_batches(
+                    &schema,
+                    &table.scan_files(files.to_vec(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+                )
+                .unwrap(),
+            )
         };
         let keys = |batches: Vec<RecordBatch>| {
             let mut out: Vec<String> = batches
                 .iter()
-                .flat_map(|b| (0..b.num_rows()).map(move |i| format!("{:?}", b.slice(i, 1).columns().iter().map(|c| arrow::util::display::array_value_to_string(c, 0).unwrap()).collect::<Vec<_>>())))
+                .flat_map(|b| {
+                    (0..b.num_rows()).map(move |i| {
+                        format!(
+                            "{:?}",
+                            b.slice(i, 1)
+                                .columns()
+                                .iter()
+                                .map(|c| arrow::util::display::array_value_to_string(c, 0).unwrap())
+                                .collect::<Vec<_>>()
+                        )
+                    })
+                })
                 .collect();
             out.sort();
             out
@@ -3374,7 +3844,9 @@ mod tests {
                 let want = keys(vec![predicate.filter(&all).unwrap()]);
                 let kept = table.prune(files.clone(), Some(&predicate)).unwrap();
                 pruned += files.len() - kept.len();
-                let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 64).unwrap().map(Result::unwrap).collect());
+                let got = keys(
+                    table.scan(files.clone(), None, Some(predicate.clone()), 64).unwrap().map(Result::unwrap).collect(),
+                );
                 assert_eq!(got, want, "{}", predicate.to_json());
             }
             pruned
@@ -3396,21 +3868,28 @@ mod tests {
         let before = keys(table.scan(with_deletes.clone(), None, None, 1000).unwrap().map(Result::unwrap).collect());
         table.rewrite_data_files(10_000).unwrap().unwrap();
         let compacted = check_files(&table);
-        assert_eq!(keys(table.scan(compacted.clone(), None, None, 1000).unwrap().map(Result::unwrap).collect()), before);
+        assert_eq!(
+            keys(table.scan(compacted.clone(), None, None, 1000).unwrap().map(Result::unwrap).collect()),
+            before
+        );
         compare_all(&table, &mut rng);
         // The manifest list summarizes each manifest's partition values.
         let manifests = table.manifests(table.metadata().current_snapshot().unwrap()).unwrap();
         let data = manifests.iter().find(|m| m.content == 0).unwrap();
         assert_eq!(data.partitions.as_ref().map(Vec::len), Some(3));
         let buckets = &data.partitions.as_ref().unwrap()[0];
-        assert_eq!((buckets.lower_bound.as_deref(), buckets.upper_bound.as_deref()), (Some(&0i32.to_le_bytes()[..]), Some(&3i32.to_le_bytes()[..])));
+        assert_eq!(
+            (buckets.lower_bound.as_deref(), buckets.upper_bound.as_deref()),
+            (Some(&0i32.to_le_bytes()[..]), Some(&3i32.to_le_bytes()[..]))
+        );
         assert!(data.partitions.as_ref().unwrap()[1].contains_null);
         let err = table.drop_column("s").unwrap_err().to_string();
         assert!(err.contains("partitioned by"), "{err}");
         assert!(table.drop_column("x").unwrap_err().to_string().contains("sorted by"));
         for (bad, why) in [("bucket(nope, 4)", "does not have"), ("hour(k)", "does not apply")] {
             let props = BTreeMap::from([(PARTITIONING.to_owned(), bad.to_owned())]);
-            let err = Table::create(&format!("{location}/bad"), &schema, props, &HashMap::new()).unwrap_err().to_string();
+            let err =
+                Table::create(&format!("{location}/bad"), &schema, props, &HashMap::new()).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
         }
         assert!(!std::path::Path::new(&format!("{location}/bad")).join("metadata").exists());
@@ -3423,17 +3902,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let schema = kbsx_schema();
         let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
-        let asked = [A::CountStar, A::Count("b".into()), A::Min("k".into()), A::Max("k".into()), A::Min("b".into()), A::Max("b".into()),
-            A::Min("s".into()), A::Max("s".into()), A::Count("s".into()), A::Count("x".into())];
+        let asked = [
+            A::CountStar,
+            A::Count("b".into()),
+            A::Min("k".into()),
+            A::Max("k".into()),
+            A::Min("b".into()),
+            A::Max("b".into()),
+            A::Min("s".into()),
+            A::Max("s".into()),
+            A::Count("s".into()),
+            A::Count("x".into()),
+        ];
         // The slow twin: the same aggregates over every row read.
         let scanned = |table: &Table| -> Vec<String> {
             let files = table.data_files(table.metadata().current_snapshot()).unwrap();
-            let all = arrow::compute::concat_batches(&schema, &table.scan_files(files, None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap();
-            let text = |a: &dyn Array| if a.is_null(0) { "null".to_owned() } else { array_value_to_string(a, 0).unwrap() };
+            let all = arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files, None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap();
+            let text =
+                |a: &dyn Array| if a.is_null(0) { "null".to_owned() } else { array_value_to_string(a, 0).unwrap() };
             let min_max = |i: usize| -> (String, String) {
-                let sorted = arrow::compute::sort(all.column(i), Some(arrow::compute::SortOptions { descending: false, nulls_first: false })).unwrap();
+                let sorted = arrow::compute::sort(
+                    all.column(i),
+                    Some(arrow::compute::SortOptions { descending: false, nulls_first: false }),
+                )
+                .unwrap();
                 let valid = sorted.len() - sorted.null_count();
-                if valid == 0 { ("null".into(), "null".into()) } else { (text(&sorted.slice(0, 1)), text(&sorted.slice(valid - 1, 1))) }
+                if valid == 0 {
+                    ("null".into(), "null".into())
+                } else {
+                    (text(&sorted.slice(0, 1)), text(&sorted.slice(valid - 1, 1)))
+                }
             };
             let count = |i: usize| (all.num_rows() - all.column(i).null_count()).to_string();
             let ((k0, k1), (b0, b1), (s0, s1)) = (min_max(0), min_max(1), min_max(2));
@@ -3442,14 +3944,22 @@ mod tests {
         let answered = |table: &Table, asked: &[A]| -> Option<Vec<String>> {
             let batch = table.aggregate_from_metadata(table.metadata().current_snapshot(), asked).unwrap()?;
             assert_eq!(batch.num_rows(), 1);
-            Some(batch.columns().iter().map(|c| if c.is_null(0) { "null".to_owned() } else { array_value_to_string(c, 0).unwrap() }).collect())
+            Some(
+                batch
+                    .columns()
+                    .iter()
+                    .map(|c| if c.is_null(0) { "null".to_owned() } else { array_value_to_string(c, 0).unwrap() })
+                    .collect(),
+            )
         };
         let mut rng = Rng(41);
         for f in 0..12i64 {
             let n = 1 + rng.below(80) as usize;
             let k: Vec<i64> = (0..n).map(|_| rng.below(10_000) as i64 - 5_000).collect();
-            let b: Vec<Option<i32>> = (0..n).map(|_| (f % 5 != 2 && rng.below(4) != 0).then(|| rng.below(1000) as i32 - 500)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(5) != 0).then(|| format!("s{}", rng.below(100_000)))).collect();
+            let b: Vec<Option<i32>> =
+                (0..n).map(|_| (f % 5 != 2 && rng.below(4) != 0).then(|| rng.below(1000) as i32 - 500)).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(5) != 0).then(|| format!("s{}", rng.below(100_000)))).collect();
             let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(3) != 0).then(|| rng.below(100) as f64)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
             assert_eq!(answered(&table, &asked), Some(scanned(&table)), "after {} files", f + 1);
@@ -3467,7 +3977,8 @@ mod tests {
         let left: u64 = answered(&table, &[A::CountStar]).unwrap()[0].parse().unwrap();
         assert_eq!(left.to_string(), scanned(&table)[0]);
         assert!(left < count_before);
-        let err = table.aggregate_from_metadata(table.metadata().current_snapshot(), &[A::Min("nope".into())]).unwrap_err();
+        let err =
+            table.aggregate_from_metadata(table.metadata().current_snapshot(), &[A::Min("nope".into())]).unwrap_err();
         assert!(err.to_string().contains("'nope'"), "{err}");
     }
 
@@ -3483,32 +3994,53 @@ mod tests {
         let k: Vec<i64> = (0..n as i64).map(|i| i * 2).collect();
         let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
         let s: Vec<Option<String>> = (0..n).map(|i| (i / 10_000 % 2 == 0).then(|| format!("s{}", i / 1000))).collect();
-        let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+        let x: Vec<Option<f64>> =
+            (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
         table.append(kbsx_rows(k, b, s, x)).unwrap();
-        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        table
+            .delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap()))
+            .unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
-        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let keys = |batches: Vec<RecordBatch>| {
-            let mut out: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+            let mut out: Vec<i64> =
+                batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
             out.sort_unstable();
             out
         };
         for _ in 0..150 {
             let predicate = random_predicate_over(&mut rng, 2, 2 * n as u64);
             let want = keys(vec![predicate.filter(&everything).unwrap()]);
-            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 4096).unwrap().map(Result::unwrap).collect());
+            let got = keys(
+                table.scan(files.clone(), None, Some(predicate.clone()), 4096).unwrap().map(Result::unwrap).collect(),
+            );
             assert_eq!(got, want, "{}", predicate.to_json());
         }
         // A narrow range on the ascending key reads one page of each column, not the whole group.
-        let range = Predicate::from_json(r#"{"op":"and","args":[{"op":"ge","column":"k","value":50000},{"op":"lt","column":"k","value":50200}]}"#).unwrap();
+        let range = Predicate::from_json(
+            r#"{"op":"and","args":[{"op":"ge","column":"k","value":50000},{"op":"lt","column":"k","value":50200}]}"#,
+        )
+        .unwrap();
         let explained = table.explain(files.clone(), Some(&range)).unwrap();
         assert_eq!(explained.row_groups, 1);
         assert!(explained.rows_read <= 8192 && explained.pages_read * 4 < explained.pages, "{explained:?}");
         let nulls = Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#).unwrap();
         let explained = table.explain(files.clone(), Some(&nulls)).unwrap();
         assert!(explained.rows_read <= 2 * 8192, "{explained:?}");
-        assert_eq!(table.scan(files.clone(), None, Some(nulls), 4096).unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
-            keys(vec![Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#).unwrap().filter(&everything).unwrap()]).len());
+        assert_eq!(
+            table.scan(files.clone(), None, Some(nulls), 4096).unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
+            keys(vec![Predicate::from_json(r#"{"op":"eq","column":"s","value":"s15"}"#)
+                .unwrap()
+                .filter(&everything)
+                .unwrap()])
+            .len()
+        );
     }
 
     #[test]
@@ -3521,12 +4053,17 @@ mod tests {
             let n = 3_000 + rng.below(3_000) as usize;
             let k: Vec<i64> = (0..n).map(|_| rng.below(20_000) as i64).collect();
             let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(4_000)))).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(4_000)))).collect();
             let x: Vec<Option<f64>> = (0..n).map(|_| None).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
-        let all = arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap();
+        let all = arrow::compute::concat_batches(
+            &schema,
+            &table.scan_files(files.clone(), None, 8192).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+        )
+        .unwrap();
         // The slow twin: exact distinct and null counts of every row.
         let exact = |i: usize| -> (u64, u64) {
             let column = all.column(i);
@@ -3563,25 +4100,37 @@ mod tests {
             properties.insert(format!("{BLOOM_ENABLED_PREFIX}{column}"), "true".to_owned());
         }
         properties.insert(format!("{BLOOM_FPP_PREFIX}s"), "0.001".to_owned());
-        let mut table = Table::create(dir.path().join("t").to_str().unwrap(), &schema, properties, &HashMap::new()).unwrap();
+        let mut table =
+            Table::create(dir.path().join("t").to_str().unwrap(), &schema, properties, &HashMap::new()).unwrap();
         let mut rng = Rng(53);
         // Unsorted keys: every row group's bounds span them all, so only the bloom filters prune.
         for _ in 0..5 {
             let n = 200 + rng.below(200) as usize;
             let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
             let b: Vec<Option<i32>> = (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
-            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> =
+                (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
-        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        table
+            .delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap()))
+            .unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
-        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let keys = |batches: Vec<RecordBatch>| {
             let mut out: Vec<(i64, Option<String>)> = batches
                 .iter()
                 .flat_map(|b| {
-                    let (k, s) = (b.column(0).as_primitive::<Int64Type>().clone(), b.column(2).as_string::<i32>().clone());
+                    let (k, s) =
+                        (b.column(0).as_primitive::<Int64Type>().clone(), b.column(2).as_string::<i32>().clone());
                     (0..b.num_rows()).map(move |i| (k.value(i), s.is_valid(i).then(|| s.value(i).to_owned())))
                 })
                 .collect();
@@ -3592,7 +4141,9 @@ mod tests {
         for _ in 0..300 {
             let predicate = random_predicate(&mut rng, 2);
             let want = keys(vec![predicate.filter(&everything).unwrap()]);
-            let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap().map(Result::unwrap).collect());
+            let got = keys(
+                table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap().map(Result::unwrap).collect(),
+            );
             assert_eq!(got, want, "{}", predicate.to_json());
             bloom_pruned += table.explain(files.clone(), Some(&predicate)).unwrap().row_groups_pruned_by_bloom;
         }
@@ -3618,12 +4169,23 @@ mod tests {
         assert_eq!(table.scalar_index_columns().unwrap(), ["k", "s"]);
         assert!(!table.metadata().properties.contains_key(INDEX_COLUMNS), "stored by field id, not by name");
         // Appended files are indexed as they are written; renamed, a column keeps its index.
-        table.append(kbsx_rows(vec![1, 2], vec![None, Some(1)], vec![Some("a".into()), None], vec![None, None])).unwrap();
+        table
+            .append(kbsx_rows(vec![1, 2], vec![None, Some(1)], vec![Some("a".into()), None], vec![None, None]))
+            .unwrap();
         let file = &table.data_files(table.metadata().current_snapshot()).unwrap()[0];
-        assert!(std::path::Path::new(&crate::index::scalar_index_path(&file.file_path.replace("file://", ""), 3)).exists());
+        assert!(
+            std::path::Path::new(&crate::index::scalar_index_path(&file.file_path.replace("file://", ""), 3)).exists()
+        );
         table.rename_column("s", "label").unwrap();
         assert_eq!(table.scalar_index_columns().unwrap(), ["k", "label"]);
-        let found = table.scan(vec![file.clone()], Some(&["k".to_owned()]), Some(Predicate::from_json(r#"{"op":"eq","column":"label","value":"a"}"#).unwrap()), 10).unwrap();
+        let found = table
+            .scan(
+                vec![file.clone()],
+                Some(&["k".to_owned()]),
+                Some(Predicate::from_json(r#"{"op":"eq","column":"label","value":"a"}"#).unwrap()),
+                10,
+            )
+            .unwrap();
         assert_eq!(found.map(|b| b.unwrap().num_rows()).sum::<usize>(), 1);
         table.drop_column("label").unwrap();
         assert_eq!(table.scalar_index_columns().unwrap(), ["k"]);
@@ -3646,9 +4208,12 @@ mod tests {
         let append = |table: &mut Table, rng: &mut Rng, f: i64| {
             let n = 100 + rng.below(200) as usize;
             let k: Vec<i64> = (0..n).map(|_| rng.below(1200) as i64 - 100).collect();
-            let b: Vec<Option<i32>> = (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
-            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let b: Vec<Option<i32>> =
+                (0..n).map(|_| (f % 4 != 3 && rng.below(5) != 0).then(|| rng.below(60) as i32)).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> =
+                (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         };
         for f in 0..3 {
@@ -3661,12 +4226,21 @@ mod tests {
             append(&mut table, &mut rng, f);
         }
         // Deleted rows stay out of every path.
-        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap())).unwrap();
+        table
+            .delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,4,5]}"#).unwrap()))
+            .unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         let index_files = |files: &[DataFile]| -> Vec<std::path::PathBuf> {
             files
                 .iter()
-                .flat_map(|f| [1, 2, 3, 4].map(|id| std::path::PathBuf::from(crate::index::scalar_index_path(&f.file_path.replace("file://", ""), id))))
+                .flat_map(|f| {
+                    [1, 2, 3, 4].map(|id| {
+                        std::path::PathBuf::from(crate::index::scalar_index_path(
+                            &f.file_path.replace("file://", ""),
+                            id,
+                        ))
+                    })
+                })
                 .collect()
         };
         assert!(index_files(&files).iter().all(|p| p.exists()), "every file has its indexes");
@@ -3676,17 +4250,28 @@ mod tests {
                     let b = b.unwrap();
                     let k = b.column(0).as_primitive::<Int64Type>().clone();
                     let bb = b.column(1).as_primitive::<Int32Type>().clone();
-                    (0..b.num_rows()).map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)))).collect::<Vec<_>>()
+                    (0..b.num_rows())
+                        .map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i))))
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             out.sort_unstable();
             out
         };
-        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let check = |table: &Table, rng: &mut Rng, rounds: usize| {
             for _ in 0..rounds {
                 let predicate = random_predicate(rng, 2);
-                let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+                let want = keys(Box::new(RecordBatchIterator::new(
+                    vec![Ok(predicate.filter(&everything).unwrap())],
+                    schema.clone(),
+                )));
                 let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
                 assert_eq!(got, want, "{}", predicate.to_json());
             }
@@ -3698,9 +4283,15 @@ mod tests {
         assert_eq!(explained.files_pruned, 0, "bounds cannot prune an unsorted key");
         assert!(explained.rows_read <= 10 && explained.rows_pruned_by_index > 1000, "{explained:?}");
         assert!(explained.row_groups_pruned_by_index > explained.row_groups / 2, "{explained:?}");
-        assert!(explained.pages_read > 0 && explained.pages_read * 4 < explained.pages && explained.bytes_read > 0, "{explained:?}");
+        assert!(
+            explained.pages_read > 0 && explained.pages_read * 4 < explained.pages && explained.bytes_read > 0,
+            "{explained:?}"
+        );
         let everything_read = table.explain(files.clone(), None).unwrap();
-        assert_eq!((everything_read.pages_read, everything_read.rows_read + everything_read.rows_deleted), (everything_read.pages, everything_read.rows));
+        assert_eq!(
+            (everything_read.pages_read, everything_read.rows_read + everything_read.rows_deleted),
+            (everything_read.pages, everything_read.rows)
+        );
 
         // Damaged and missing index files change nothing but the work done.
         let paths = index_files(&files);
@@ -3725,18 +4316,38 @@ mod tests {
             let n = 100 + rng.below(200) as usize;
             let columns: Vec<ArrayRef> = vec![
                 Arc::new(Int64Array::from((0..n).map(|_| rng.below(1200) as i64 - 100).collect::<Vec<_>>())),
-                Arc::new(arrow::array::Int32Array::from((0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect::<Vec<_>>())),
-                Arc::new(StringArray::from((0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect::<Vec<_>>())),
-                Arc::new(arrow::array::Float64Array::from((0..n).map(|_| (rng.below(7) != 0).then(|| rng.below(2000) as f64 / 10.0)).collect::<Vec<_>>())),
-                Arc::new(Int64Array::from((0..n).map(|_| (rng.below(4) != 0).then(|| rng.below(50) as i64)).collect::<Vec<_>>())),
+                Arc::new(arrow::array::Int32Array::from(
+                    (0..n).map(|_| (rng.below(5) != 0).then(|| rng.below(60) as i32)).collect::<Vec<_>>(),
+                )),
+                Arc::new(StringArray::from(
+                    (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect::<Vec<_>>(),
+                )),
+                Arc::new(arrow::array::Float64Array::from(
+                    (0..n).map(|_| (rng.below(7) != 0).then(|| rng.below(2000) as f64 / 10.0)).collect::<Vec<_>>(),
+                )),
+                Arc::new(Int64Array::from(
+                    (0..n).map(|_| (rng.below(4) != 0).then(|| rng.below(50) as i64)).collect::<Vec<_>>(),
+                )),
             ];
-            let plain = Arc::new(ArrowSchema::new(evolved.fields().iter().map(|f| f.as_ref().clone().with_metadata(HashMap::<String, String>::new())).collect::<Vec<_>>()));
+            let plain = Arc::new(ArrowSchema::new(
+                evolved
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone().with_metadata(HashMap::<String, String>::new()))
+                    .collect::<Vec<_>>(),
+            ));
             table.append(RecordBatchIterator::new(vec![RecordBatch::try_new(plain.clone(), columns)], plain)).unwrap();
         }
         table.rename_column("y", "why").unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         let evolved = table.arrow_schema().unwrap();
-        let everything = Arc::new(arrow::compute::concat_batches(&evolved, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &evolved,
+                &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let mut narrowed = 0;
         for _ in 0..200 {
             let w = "why".to_owned();
@@ -3754,7 +4365,10 @@ mod tests {
                 1 => Predicate::And { args: vec![leaf, random_predicate(&mut rng, 1)] },
                 _ => Predicate::Or { args: vec![leaf, random_predicate(&mut rng, 1)] },
             };
-            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], evolved.clone())));
+            let want = keys(Box::new(RecordBatchIterator::new(
+                vec![Ok(predicate.filter(&everything).unwrap())],
+                evolved.clone(),
+            )));
             let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
             assert_eq!(got, want, "{}", predicate.to_json());
             narrowed += table.explain(files.clone(), Some(&predicate)).unwrap().rows_pruned_by_index;
@@ -3782,7 +4396,8 @@ mod tests {
         let mut rng = Rng(11);
         let query = vec![500.0f32, 0.5, -480.0];
         let deletes = [
-            r#"{"op":"and","args":[{"op":"ge","column":"id","value":100},{"op":"lt","column":"id","value":140}]}"#.to_owned(),
+            r#"{"op":"and","args":[{"op":"ge","column":"id","value":100},{"op":"lt","column":"id","value":140}]}"#
+                .to_owned(),
             r#"{"op":"is_null","column":"name"}"#.to_owned(),
             r#"{"op":"lt","column":"id","value":300}"#.to_owned(), // the rest of the first file: it leaves the table
             r#"{"op":"eq","column":"id","value":5000}"#.to_owned(), // no row: no snapshot
@@ -3791,12 +4406,18 @@ mod tests {
         .map(|j| Predicate::from_json(&j).unwrap())
         .chain((0..6).map(|_| {
             let lo = rng.below(1000) as i64;
-            let mut values: Vec<serde_json::Value> = (0..20).map(|_| serde_json::json!(rng.below(1000) as i64)).collect();
+            let mut values: Vec<serde_json::Value> =
+                (0..20).map(|_| serde_json::json!(rng.below(1000) as i64)).collect();
             values.push(serde_json::json!(lo));
             Predicate::Or {
                 args: vec![
                     Predicate::In { column: "id".into(), values },
-                    Predicate::And { args: vec![Predicate::Ge { column: "id".into(), value: serde_json::json!(lo) }, Predicate::Lt { column: "id".into(), value: serde_json::json!(lo + 15) }] },
+                    Predicate::And {
+                        args: vec![
+                            Predicate::Ge { column: "id".into(), value: serde_json::json!(lo) },
+                            Predicate::Lt { column: "id".into(), value: serde_json::json!(lo + 15) },
+                        ],
+                    },
                     Predicate::StartsWith { column: "name".into(), prefix: format!("n{}", 1 + rng.below(9)) },
                 ],
             }
@@ -3834,7 +4455,11 @@ mod tests {
                     .collect();
                 reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
                 let got = found.column(0).as_primitive::<Int64Type>().values().to_vec();
-                assert_eq!(got, reference.iter().take(25).map(|r| r.1).collect::<Vec<_>>(), "step {step}, filter {filter:?}");
+                assert_eq!(
+                    got,
+                    reference.iter().take(25).map(|r| r.1).collect::<Vec<_>>(),
+                    "step {step}, filter {filter:?}"
+                );
             }
         }
         // The first file left the table whole; no data file holds more than one delete file.
@@ -3896,7 +4521,9 @@ mod tests {
                     let b = b.unwrap();
                     let ids = b.column(0).as_primitive::<Int64Type>().clone();
                     let x = b.column(1).as_primitive::<Float64Type>().clone();
-                    (0..b.num_rows()).map(move |i| (ids.value(i), x.is_valid(i).then(|| x.value(i)))).collect::<Vec<_>>()
+                    (0..b.num_rows())
+                        .map(move |i| (ids.value(i), x.is_valid(i).then(|| x.value(i))))
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             out.sort_by_key(|r| r.0);
@@ -3928,8 +4555,12 @@ mod tests {
         assert_eq!(ids_of(&table, Some(before)), (0..10).collect::<Vec<_>>());
         // Refused, by name, with nothing committed.
         let version = table.version();
-        assert!(matches!(table.add_column(&Field::new("req", DataType::Int64, false)), Err(Error::InvalidArgument(m)) if m.contains("nullable")));
-        assert!(matches!(table.add_column(&Field::new("id", DataType::Int64, true)), Err(Error::InvalidArgument(m)) if m.contains("already")));
+        assert!(
+            matches!(table.add_column(&Field::new("req", DataType::Int64, false)), Err(Error::InvalidArgument(m)) if m.contains("nullable"))
+        );
+        assert!(
+            matches!(table.add_column(&Field::new("id", DataType::Int64, true)), Err(Error::InvalidArgument(m)) if m.contains("already"))
+        );
         assert!(matches!(table.drop_column("nope"), Err(Error::NotFound(m)) if m.contains("nope")));
         assert!(matches!(table.rename_column("id", "name"), Err(Error::InvalidArgument(m)) if m.contains("exists")));
         assert_eq!(table.version(), version);
@@ -3953,7 +4584,9 @@ mod tests {
             Arc::new(arrow::array::Float64Array::from_iter_values((10..15).map(|i| i as f64))),
         ];
         table.append(RecordBatchIterator::new(vec![RecordBatch::try_new(now.clone(), columns)], now.clone())).unwrap();
-        let names = |t: &Table| -> Vec<String> { t.arrow_schema().unwrap().fields().iter().map(|f| f.name().clone()).collect() };
+        let names = |t: &Table| -> Vec<String> {
+            t.arrow_schema().unwrap().fields().iter().map(|f| f.name().clone()).collect()
+        };
         assert_eq!(names(&table), ["id", "label", "score"]);
 
         for pinned in [
@@ -3965,14 +4598,16 @@ mod tests {
             assert_eq!(pinned.metadata().current_snapshot_id, Some(first));
             let files = pinned.data_files(pinned.metadata().current_snapshot()).unwrap();
             let filter = Predicate::from_json(r#"{"op":"eq","column":"name","value":"n5"}"#).unwrap();
-            let rows: Vec<RecordBatch> = pinned.scan(files.clone(), None, Some(filter), 4).unwrap().map(|b| b.unwrap()).collect();
+            let rows: Vec<RecordBatch> =
+                pinned.scan(files.clone(), None, Some(filter), 4).unwrap().map(|b| b.unwrap()).collect();
             let rows = arrow::compute::concat_batches(&rows[0].schema(), &rows).unwrap();
             let values = |b: &RecordBatch| b.columns().iter().map(|c| format!("{c:?}")).collect::<Vec<_>>();
             assert_eq!(values(&rows), values(&batch(5..6)), "every column of the old row, the dropped vector included");
             assert_eq!(pinned.live_rows(&files).unwrap(), 10);
             // Nothing is written through it, and nothing was.
             let version = table.version();
-            let refused = |r: Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("time travel")));
+            let refused =
+                |r: Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("time travel")));
             let mut pinned = pinned;
             refused(pinned.append(reader(vec![batch(20..21)])).map(drop));
             refused(pinned.delete_where(None).map(drop));
@@ -3982,8 +4617,13 @@ mod tests {
         }
         // The current version is untouched by it; a snapshot that does not exist is named.
         assert_eq!(names(&Table::load_at(&location, &HashMap::new(), None, None).unwrap()), ["id", "label", "score"]);
-        assert!(matches!(Table::load_at(&location, &HashMap::new(), Some(42), None), Err(Error::NotFound(m)) if m.contains("42")));
-        assert!(matches!(Table::load_at(&location, &HashMap::new(), None, Some(first_ms - 1)), Err(Error::NotFound(_))));
+        assert!(
+            matches!(Table::load_at(&location, &HashMap::new(), Some(42), None), Err(Error::NotFound(m)) if m.contains("42"))
+        );
+        assert!(matches!(
+            Table::load_at(&location, &HashMap::new(), None, Some(first_ms - 1)),
+            Err(Error::NotFound(_))
+        ));
     }
 
     /// (id, _row_id, _last_updated_sequence_number) of every live row, by id.
@@ -4030,12 +4670,16 @@ mod tests {
         assert_eq!(ids_of(&table, Some(second.snapshot_id)), (0..25).collect::<Vec<_>>());
 
         // Deletes are deletion vectors; the rows left keep their ids.
-        let (_, deleted) = table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[3,4,17]}"#).unwrap())).unwrap();
+        let (_, deleted) = table
+            .delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[3,4,17]}"#).unwrap()))
+            .unwrap();
         assert_eq!(deleted, 3);
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         let vectors: Vec<&DataFile> = files.iter().flat_map(|f| &f.deletes).collect();
         assert_eq!(vectors.len(), 2);
-        assert!(vectors.iter().all(|d| is_deletion_vector(d) && d.file_path.ends_with(".puffin") && d.referenced_data_file.is_some()));
+        assert!(vectors
+            .iter()
+            .all(|d| is_deletion_vector(d) && d.file_path.ends_with(".puffin") && d.referenced_data_file.is_some()));
         let left: Vec<(i64, i64, i64)> = want.iter().copied().filter(|r| ![3, 4, 17].contains(&r.0)).collect();
         assert_eq!(lineage_of(&table, None), left);
         assert_eq!(table.live_rows(&files).unwrap(), 22);
@@ -4061,19 +4705,26 @@ mod tests {
         // Reopened, the same; a version 2 table refuses the names.
         let reopened = Table::load(&location, &HashMap::new()).unwrap();
         assert_eq!(lineage_of(&reopened, Some(r#"{"op":"lt","column":"id","value":100}"#)), left);
-        let v2 = Table::create(dir.path().join("v2").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+        let v2 = Table::create(dir.path().join("v2").to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new())
+            .unwrap();
         assert!(matches!(v2.scan(vec![], Some(&[lineage::ROW_ID.to_owned()]), None, 7), Err(Error::NotFound(_))));
         // Its names are the lineage columns': no column takes them.
-        let reserved = |r: Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("reserved for row lineage")));
+        let reserved = |r: Result<()>| {
+            assert!(matches!(r, Err(Error::InvalidArgument(m)) if m.contains("reserved for row lineage")))
+        };
         reserved(table.add_column(&Field::new("_row_id", DataType::Int64, true)));
         reserved(table.rename_column("name", "_last_updated_sequence_number"));
         let named = ArrowSchema::new(vec![Field::new("_row_id", DataType::Int64, true)]);
         reserved(table.replace(&named, BTreeMap::new()).map(drop));
         let v3 = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
         reserved(Table::create(dir.path().join("r").to_str().unwrap(), &named, v3, &HashMap::new()).map(drop));
-        assert!(Table::create(dir.path().join("r2").to_str().unwrap(), &named, BTreeMap::new(), &HashMap::new()).is_ok(), "a version 2 table may");
+        assert!(
+            Table::create(dir.path().join("r2").to_str().unwrap(), &named, BTreeMap::new(), &HashMap::new()).is_ok(),
+            "a version 2 table may"
+        );
         let bad = BTreeMap::from([(FORMAT_VERSION.to_owned(), "4".to_owned())]);
-        let err = Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
+        let err =
+            Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
         assert!(matches!(err, Error::InvalidArgument(m) if m.contains("format-version must be 2 or 3")));
     }
 
@@ -4089,21 +4740,40 @@ mod tests {
         let properties = BTreeMap::from([(COMPRESSION_CODEC.to_owned(), "Snappy".to_owned())]);
         let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
         table.append(reader(vec![batch(0..10)])).unwrap();
-        table.set_write_properties(&[(COMPRESSION_CODEC.to_owned(), Some("gzip".to_owned())), (COMPRESSION_LEVEL.to_owned(), Some("9".to_owned()))]).unwrap();
+        table
+            .set_write_properties(&[
+                (COMPRESSION_CODEC.to_owned(), Some("gzip".to_owned())),
+                (COMPRESSION_LEVEL.to_owned(), Some("9".to_owned())),
+            ])
+            .unwrap();
         table.append(reader(vec![batch(10..20)])).unwrap();
-        table.set_write_properties(&[(COMPRESSION_CODEC.to_owned(), None), (COMPRESSION_LEVEL.to_owned(), None)]).unwrap();
+        table
+            .set_write_properties(&[(COMPRESSION_CODEC.to_owned(), None), (COMPRESSION_LEVEL.to_owned(), None)])
+            .unwrap();
         table.append(reader(vec![batch(20..30)])).unwrap();
         let mut files = table.data_files(table.metadata().current_snapshot()).unwrap();
         files.sort_by_key(|f| f.lower_bounds[&1].clone());
         // (A file records its codec, not the level it was written at.)
-        let codecs: Vec<String> = files.iter().map(|f| format!("{:?}", codec_of(&table, f)).split('(').next().unwrap().to_owned()).collect();
+        let codecs: Vec<String> =
+            files.iter().map(|f| format!("{:?}", codec_of(&table, f)).split('(').next().unwrap().to_owned()).collect();
         assert_eq!(codecs, ["SNAPPY", "GZIP", "ZSTD"]);
         assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..30).collect::<Vec<_>>());
         // Refused by name, changing nothing.
-        for (key, value, says) in [(COMPRESSION_CODEC, "brotli9", "zstd, snappy, gzip or uncompressed"), (COMPRESSION_LEVEL, "high", "an integer"), (COMPRESSION_LEVEL, "99", "compression-level")] {
+        for (key, value, says) in [
+            (COMPRESSION_CODEC, "brotli9", "zstd, snappy, gzip or uncompressed"),
+            (COMPRESSION_LEVEL, "high", "an integer"),
+            (COMPRESSION_LEVEL, "99", "compression-level"),
+        ] {
             let err = table.set_write_properties(&[(key.to_owned(), Some(value.to_owned()))]).unwrap_err();
             assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
-            let err = Table::create(dir.path().join("u").to_str().unwrap(), &schema(), BTreeMap::from([(key.to_owned(), value.to_owned())]), &HashMap::new()).err().unwrap();
+            let err = Table::create(
+                dir.path().join("u").to_str().unwrap(),
+                &schema(),
+                BTreeMap::from([(key.to_owned(), value.to_owned())]),
+                &HashMap::new(),
+            )
+            .err()
+            .unwrap();
             assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
         }
         assert!(!table.metadata().properties.contains_key(COMPRESSION_CODEC));
@@ -4159,23 +4829,37 @@ mod tests {
         let bad = BTreeMap::from([(PARTITIONING.to_owned(), "bucket(nope, 4)".to_owned())]);
         assert!(table.replace(&replacement, bad).unwrap_err().to_string().contains("nope"));
         let v3 = BTreeMap::from([(FORMAT_VERSION.to_owned(), "3".to_owned())]);
-        assert!(matches!(table.replace(&replacement, v3), Err(Error::InvalidArgument(m)) if m.contains("format version")));
+        assert!(
+            matches!(table.replace(&replacement, v3), Err(Error::InvalidArgument(m)) if m.contains("format version"))
+        );
         assert_eq!(Table::load(&location, &HashMap::new()).unwrap().version(), version);
     }
 
     #[test]
     fn split_files_cut_big_files_into_row_group_runs_that_read_each_row_once() {
         let dir = tempfile::tempdir().unwrap();
-        let properties = BTreeMap::from([(ROW_GROUP_ROWS.to_owned(), "100".to_owned()), (FORMAT_VERSION.to_owned(), "3".to_owned())]);
+        let properties = BTreeMap::from([
+            (ROW_GROUP_ROWS.to_owned(), "100".to_owned()),
+            (FORMAT_VERSION.to_owned(), "3".to_owned()),
+        ]);
         let mut table = Table::create(dir.path().to_str().unwrap(), &schema(), properties, &HashMap::new()).unwrap();
         table.append(reader(vec![batch(0..1000)])).unwrap();
         table.append(reader(vec![batch(1000..1050)])).unwrap();
-        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[5,250,251,999,1001]}"#).unwrap())).unwrap();
+        table
+            .delete_where(Some(
+                &Predicate::from_json(r#"{"op":"in","column":"id","values":[5,250,251,999,1001]}"#).unwrap(),
+            ))
+            .unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         let splits = table.split_files(files.clone(), 250).unwrap();
         let ranges: Vec<_> = splits.iter().map(|s| (s.row_groups, s.record_count)).collect();
         assert_eq!(ranges.len(), 5, "{ranges:?}");
-        assert!(ranges.contains(&(Some([0, 3]), 300)) && ranges.contains(&(Some([9, 10]), 100)) && ranges.contains(&(None, 50)), "{ranges:?}");
+        assert!(
+            ranges.contains(&(Some([0, 3]), 300))
+                && ranges.contains(&(Some([9, 10]), 100))
+                && ranges.contains(&(None, 50)),
+            "{ranges:?}"
+        );
         assert_eq!(splits.iter().map(|s| s.record_count).sum::<i64>(), 1050);
         // Each split read alone (as an engine task does), with or without a filter, lineage columns
         // too: together exactly the rows of the whole files.
@@ -4185,17 +4869,26 @@ mod tests {
                 .into_iter()
                 .flat_map(|f| {
                     let filter = filter.map(|f| Predicate::from_json(f).unwrap());
-                    table.scan(vec![f], Some(&columns), filter, 64).unwrap().flat_map(|b| {
-                        let b = b.unwrap();
-                        let (ids, row_ids) = (b.column(0).as_primitive::<Int64Type>().clone(), b.column(1).as_primitive::<Int64Type>().clone());
-                        (0..b.num_rows()).map(move |i| (ids.value(i), row_ids.value(i))).collect::<Vec<_>>()
-                    }).collect::<Vec<_>>()
+                    table
+                        .scan(vec![f], Some(&columns), filter, 64)
+                        .unwrap()
+                        .flat_map(|b| {
+                            let b = b.unwrap();
+                            let (ids, row_ids) = (
+                                b.column(0).as_primitive::<Int64Type>().clone(),
+                                b.column(1).as_primitive::<Int64Type>().clone(),
+                            );
+                            (0..b.num_rows()).map(move |i| (ids.value(i), row_ids.value(i))).collect::<Vec<_>>()
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             rows.sort();
             rows
         };
-        for filter in [None, Some(r#"{"op":"ge","column":"id","value":240}"#), Some(r#"{"op":"lt","column":"id","value":120}"#)] {
+        for filter in
+            [None, Some(r#"{"op":"ge","column":"id","value":240}"#), Some(r#"{"op":"lt","column":"id","value":120}"#)]
+        {
             let whole = read(files.clone(), filter);
             assert_eq!(read(splits.clone(), filter), whole, "{filter:?}");
             assert!(!whole.is_empty());
@@ -4229,8 +4922,10 @@ mod tests {
             let found = t.search(files, Some(&["id".to_owned()]), None, &query, 64).unwrap();
             found.column(0).as_primitive::<Int64Type>().values().to_vec()
         };
-        let mut reference: Vec<(f64, i64)> =
-            model.iter().map(|&i| (reference_distance(Metric::L2, &[100.3, 0.5, -90.0], &[i as f32, 0.5, -(i as f32)]), i)).collect();
+        let mut reference: Vec<(f64, i64)> = model
+            .iter()
+            .map(|&i| (reference_distance(Metric::L2, &[100.3, 0.5, -90.0], &[i as f32, 0.5, -(i as f32)]), i))
+            .collect();
         reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
         let exact: Vec<i64> = reference.iter().take(12).map(|r| r.1).collect();
         assert_eq!(search(&table), exact);
@@ -4242,11 +4937,20 @@ mod tests {
         assert_eq!(files.iter().map(|f| f.record_count).collect::<Vec<_>>(), vec![60, 60, 60, 47]);
         assert!(files.iter().all(|f| f.deletes.is_empty()));
         let summary = &table.metadata().current_snapshot().unwrap().summary;
-        assert_eq!((summary["operation"].as_str(), summary["total-delete-files"].as_str(), summary["total-records"].as_str()), ("replace", "0", "227"));
+        assert_eq!(
+            (summary["operation"].as_str(), summary["total-delete-files"].as_str(), summary["total-records"].as_str()),
+            ("replace", "0", "227")
+        );
         assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
         assert_eq!(search(&table), exact, "the new files carry sidecars and graphs");
-        assert!(files.iter().all(|f| table.storage.exists(&hnsw_path(table.storage.relative(&f.file_path).unwrap(), 3)).unwrap()));
-        assert_eq!(ids(&table, table.metadata().snapshot(before.unwrap()).ok()), model, "time travel reads the old files");
+        assert!(files
+            .iter()
+            .all(|f| table.storage.exists(&hnsw_path(table.storage.relative(&f.file_path).unwrap(), 3)).unwrap()));
+        assert_eq!(
+            ids(&table, table.metadata().snapshot(before.unwrap()).ok()),
+            model,
+            "time travel reads the old files"
+        );
         // Nothing is small or deleted from any more; an orphan sweep finds nothing.
         assert_eq!(table.rewrite_data_files(60).unwrap(), None);
         assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty());
@@ -4292,12 +4996,17 @@ mod tests {
             let n = 100 + rng.below(60) as usize;
             let mut k: Vec<i64> = (0..n).map(|_| f * 250 + rng.below(300) as i64).collect();
             k.sort_unstable();
-            let b: Vec<Option<i32>> = (0..n).map(|i| (rng.below(5) != 0).then(|| (i / 16) as i32 * 10 + rng.below(10) as i32)).collect();
-            let s: Vec<Option<String>> = (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
-            let x: Vec<Option<f64>> = (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
+            let b: Vec<Option<i32>> =
+                (0..n).map(|i| (rng.below(5) != 0).then(|| (i / 16) as i32 * 10 + rng.below(10) as i32)).collect();
+            let s: Vec<Option<String>> =
+                (0..n).map(|_| (rng.below(6) != 0).then(|| format!("s{}", rng.below(40)))).collect();
+            let x: Vec<Option<f64>> =
+                (0..n).map(|_| (rng.below(7) != 0).then(|| (rng.below(2000) as f64 - 1000.0) / 10.0)).collect();
             table.append(kbsx_rows(k, b, s, x)).unwrap();
         }
-        table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,14,25,36,47]}"#).unwrap())).unwrap();
+        table
+            .delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"b","values":[3,14,25,36,47]}"#).unwrap()))
+            .unwrap();
         let files = table.data_files(table.metadata().current_snapshot()).unwrap();
         assert!(files.iter().any(|f| !f.deletes.is_empty()));
         let keys = |stream: BatchStream| {
@@ -4308,7 +5017,13 @@ mod tests {
                     let bb = b.column(1).as_primitive::<Int32Type>().clone();
                     let ss = b.column(2).as_string::<i32>().clone();
                     (0..b.num_rows())
-                        .map(move |i| (k.value(i), bb.is_valid(i).then(|| bb.value(i)), ss.is_valid(i).then(|| ss.value(i).to_owned())))
+                        .map(move |i| {
+                            (
+                                k.value(i),
+                                bb.is_valid(i).then(|| bb.value(i)),
+                                ss.is_valid(i).then(|| ss.value(i).to_owned()),
+                            )
+                        })
                         .collect::<Vec<_>>()
                 })
                 .collect();
@@ -4316,7 +5031,13 @@ mod tests {
             out
         };
         // The slow twin: every live row, the filter applied after.
-        let everything = Arc::new(arrow::compute::concat_batches(&schema, &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>()).unwrap());
+        let everything = Arc::new(
+            arrow::compute::concat_batches(
+                &schema,
+                &table.scan_files(files.clone(), None, 1000).unwrap().map(Result::unwrap).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        );
         let footers: Vec<Arc<parquet::file::metadata::ParquetMetaData>> = files
             .iter()
             .map(|f| {
@@ -4329,7 +5050,10 @@ mod tests {
         let (mut pruned, mut kept) = (0, 0);
         for _ in 0..400 {
             let predicate = random_predicate_over(&mut rng, 2, 1000);
-            let want = keys(Box::new(RecordBatchIterator::new(vec![Ok(predicate.filter(&everything).unwrap())], schema.clone())));
+            let want = keys(Box::new(RecordBatchIterator::new(
+                vec![Ok(predicate.filter(&everything).unwrap())],
+                schema.clone(),
+            )));
             let got = keys(table.scan(files.clone(), None, Some(predicate.clone()), 7).unwrap());
             assert_eq!(got, want, "{}", predicate.to_json());
             for footer in &footers {
@@ -4379,7 +5103,10 @@ mod tests {
         assert_eq!(ids(&table, table.metadata().current_snapshot()), (100..105).collect::<Vec<_>>());
         assert_eq!(ids(&table, table.metadata().snapshot(first).ok()), (0..10).collect::<Vec<_>>());
         let summary = &table.metadata().snapshot(replaced).unwrap().summary;
-        assert_eq!((summary["operation"].as_str(), summary["total-records"].as_str(), summary["deleted-data-files"].as_str()), ("overwrite", "5", "2"));
+        assert_eq!(
+            (summary["operation"].as_str(), summary["total-records"].as_str(), summary["deleted-data-files"].as_str()),
+            ("overwrite", "5", "2")
+        );
         // An overwrite with no files empties the table (TRUNCATE); appends go on from there.
         table.commit_overwrite(vec![]).unwrap();
         assert!(ids(&table, table.metadata().current_snapshot()).is_empty());
@@ -4448,7 +5175,9 @@ mod tests {
         let location = dir.path().to_str().unwrap();
         let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
         table.append(reader(vec![batch(0..5)])).unwrap();
-        for (snapshot, as_of) in [(Some(-1), None), (Some(-5), None), (Some(i64::MIN), None), (None, Some(-1)), (None, Some(-86_400_000))] {
+        for (snapshot, as_of) in
+            [(Some(-1), None), (Some(-5), None), (Some(i64::MIN), None), (None, Some(-1)), (None, Some(-86_400_000))]
+        {
             let err = Table::load_at(location, &HashMap::new(), snapshot, as_of).unwrap_err();
             assert!(matches!(err, Error::NotFound(_)), "{snapshot:?} {as_of:?}: {err}");
         }
@@ -4462,7 +5191,10 @@ mod tests {
         table.append(reader(vec![batch(0..5)])).unwrap();
         for cutoff in [now_ms(), now_ms() + 3_600_000, i64::MAX, now_ms() - 3_600_000] {
             let err = table.remove_orphan_files(cutoff).unwrap_err();
-            assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("older than 24 hours"), "{err}");
+            assert!(
+                matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("older than 24 hours"),
+                "{err}"
+            );
         }
         assert!(table.remove_orphan_files(now_ms() - crate::limits::MIN_ORPHAN_AGE_MS).unwrap().is_empty());
         // A metadata version past the one read (another writer's, arriving meanwhile) is never an orphan.

@@ -19,7 +19,8 @@ pub const LAST_UPDATED_SEQUENCE_NUMBER_FIELD: i32 = 2147483539;
 /// The two columns, as a read names them and a data file stores them.
 pub fn fields() -> [Field; 2] {
     let field = |name: &str, id: i32| {
-        Field::new(name, DataType::Int64, true).with_metadata(std::collections::HashMap::from([(PARQUET_FIELD_ID.to_owned(), id.to_string())]))
+        Field::new(name, DataType::Int64, true)
+            .with_metadata(std::collections::HashMap::from([(PARQUET_FIELD_ID.to_owned(), id.to_string())]))
     };
     [field(ROW_ID, ROW_ID_FIELD), field(LAST_UPDATED_SEQUENCE_NUMBER, LAST_UPDATED_SEQUENCE_NUMBER_FIELD)]
 }
@@ -31,7 +32,13 @@ pub fn is_lineage(name: &str) -> bool {
 /// The values of lineage column `name` for rows at `positions` of a data file whose first row id
 /// and data sequence number are `first_row_id` and `sequence_number`: the file's own values where
 /// it stores them (`stored`, non-null), else the inherited ones (null where the file has none).
-pub fn values(name: &str, stored: Option<&ArrayRef>, positions: &Int64Array, first_row_id: Option<i64>, sequence_number: Option<i64>) -> ArrayRef {
+pub fn values(
+    name: &str,
+    stored: Option<&ArrayRef>,
+    positions: &Int64Array,
+    first_row_id: Option<i64>,
+    sequence_number: Option<i64>,
+) -> ArrayRef {
     let stored = stored.and_then(|s| s.as_primitive_opt::<Int64Type>());
     let inherited = |i: usize| match name {
         ROW_ID => first_row_id.map(|first| first + positions.value(i)),

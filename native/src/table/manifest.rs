@@ -138,7 +138,9 @@ fn avro_type(data_type: &DataType) -> Result<&'static str> {
         DataType::Timestamp(_, Some(_)) => r#"{"type":"long","logicalType":"timestamp-micros","adjust-to-utc":true}"#,
         DataType::Utf8 => r#""string""#,
         DataType::Binary => r#""bytes""#,
-        other => return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest"))),
+        other => {
+            return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest")))
+        }
     })
 }
 
@@ -157,7 +159,9 @@ fn avro_value(data_type: &DataType, bytes: &[u8], name: &str) -> Result<Value> {
         DataType::Float64 => Value::Double(f64::from_le_bytes(eight()?)),
         DataType::Utf8 => Value::String(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?),
         DataType::Binary => Value::Bytes(bytes.to_vec()),
-        other => return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest"))),
+        other => {
+            return Err(Error::invalid(format!("partition values of type {other} cannot be written to a manifest")))
+        }
     })
 }
 
@@ -167,7 +171,9 @@ fn partition_bytes(value: Value, path: &str) -> Result<Option<Vec<u8>>> {
         Value::Null => return Ok(None),
         Value::Boolean(b) => vec![b as u8],
         Value::Int(v) | Value::Date(v) => v.to_le_bytes().to_vec(),
-        Value::Long(v) | Value::TimestampMicros(v) | Value::TimeMicros(v) | Value::LocalTimestampMicros(v) => v.to_le_bytes().to_vec(),
+        Value::Long(v) | Value::TimestampMicros(v) | Value::TimeMicros(v) | Value::LocalTimestampMicros(v) => {
+            v.to_le_bytes().to_vec()
+        }
         Value::Float(v) => v.to_le_bytes().to_vec(),
         Value::Double(v) => v.to_le_bytes().to_vec(),
         Value::String(s) => s.into_bytes(),
@@ -213,7 +219,8 @@ fn manifest_schema(partition: &[PartitionType], format_version: u8) -> Result<St
             {{"name":"sort_order_id","type":["null","int"],"default":null,"field-id":140}}{v3}
         ]}}"#,
         v3 = match format_version >= 3 {
-            true => r#",
+            true =>
+                r#",
             {"name":"first_row_id","type":["null","long"],"default":null,"field-id":142},
             {"name":"referenced_data_file","type":["null","string"],"default":null,"field-id":143},
             {"name":"content_offset","type":["null","long"],"default":null,"field-id":144},
@@ -250,8 +257,10 @@ fn avro_name(name: &str) -> String {
 
 fn manifest_list_schema(format_version: u8) -> String {
     let v3 = match format_version >= 3 {
-        true => r#",
-        {"name":"first_row_id","type":["null","long"],"default":null,"field-id":520}"#,
+        true => {
+            r#",
+        {"name":"first_row_id","type":["null","long"],"default":null,"field-id":520}"#
+        }
         false => "",
     };
     r#"{"type":"record","name":"manifest_file","fields":[
@@ -317,8 +326,7 @@ const SYNC: [u8; 16] = *b"HyperStreamSync!";
 
 impl AvroContainer {
     fn new(schema_json: String, what: &'static str) -> Result<Self> {
-        let schema = AvroSchema::parse_str(&schema_json)
-            .map_err(|e| Error::Internal(format!("{what} schema: {e}")))?;
+        let schema = AvroSchema::parse_str(&schema_json).map_err(|e| Error::Internal(format!("{what} schema: {e}")))?;
         Ok(Self { schema_json, schema, what, metadata: Vec::new(), rows: 0, block: Vec::new() })
     }
 
@@ -406,16 +414,21 @@ pub fn write_manifest(
             ("content".into(), Value::Int(f.content)),
             ("file_path".into(), Value::String(f.file_path.clone())),
             ("file_format".into(), Value::String(f.file_format.clone())),
-            ("partition".into(), Value::Record(partition
-                .iter()
-                .map(|p| {
-                    let value = match f.partition.get(&p.field_id) {
-                        Some(bytes) => Value::Union(1, Box::new(avro_value(&p.data_type, bytes, &p.name)?)),
-                        None => null(),
-                    };
-                    Ok((avro_name(&p.name), value))
-                })
-                .collect::<Result<Vec<_>>>()?)),
+            (
+                "partition".into(),
+                Value::Record(
+                    partition
+                        .iter()
+                        .map(|p| {
+                            let value = match f.partition.get(&p.field_id) {
+                                Some(bytes) => Value::Union(1, Box::new(avro_value(&p.data_type, bytes, &p.name)?)),
+                                None => null(),
+                            };
+                            Ok((avro_name(&p.name), value))
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                ),
+            ),
             ("record_count".into(), Value::Long(f.record_count)),
             ("file_size_in_bytes".into(), Value::Long(f.file_size_in_bytes)),
             ("column_sizes".into(), map_value(&f.column_sizes, Value::Long)),
@@ -427,18 +440,24 @@ pub fn write_manifest(
             ("key_metadata".into(), null()),
             ("split_offsets".into(), null()),
             ("equality_ids".into(), null()),
-            ("sort_order_id".into(), match f.sort_order_id {
-                Some(id) => Value::Union(1, Box::new(Value::Int(id))),
-                None => null(),
-            }),
+            (
+                "sort_order_id".into(),
+                match f.sort_order_id {
+                    Some(id) => Value::Union(1, Box::new(Value::Int(id))),
+                    None => null(),
+                },
+            ),
         ];
         if format_version >= 3 {
             fields.extend([
                 ("first_row_id".into(), opt_long(f.first_row_id)),
-                ("referenced_data_file".into(), match &f.referenced_data_file {
-                    Some(path) => Value::Union(1, Box::new(Value::String(path.clone()))),
-                    None => null(),
-                }),
+                (
+                    "referenced_data_file".into(),
+                    match &f.referenced_data_file {
+                        Some(path) => Value::Union(1, Box::new(Value::String(path.clone()))),
+                        None => null(),
+                    },
+                ),
                 ("content_offset".into(), opt_long(f.content_offset)),
                 ("content_size_in_bytes".into(), opt_long(f.content_size_in_bytes)),
             ]);
@@ -467,10 +486,7 @@ pub fn write_manifest_list(
     let format_version = if first_row_id.is_some() { 3 } else { 2 };
     let mut container = AvroContainer::new(manifest_list_schema(format_version), "manifest list")?;
     container.metadata("snapshot-id", snapshot_id.to_string());
-    container.metadata(
-        "parent-snapshot-id",
-        parent_snapshot_id.map_or_else(|| "null".to_owned(), |p| p.to_string()),
-    );
+    container.metadata("parent-snapshot-id", parent_snapshot_id.map_or_else(|| "null".to_owned(), |p| p.to_string()));
     container.metadata("sequence-number", sequence_number.to_string());
     if let Some(first) = first_row_id {
         container.metadata("first-row-id", first.to_string());
@@ -478,23 +494,26 @@ pub fn write_manifest_list(
     container.metadata("format-version", format_version.to_string());
     for m in manifests {
         let mut fields = vec![
-                ("manifest_path".into(), Value::String(m.manifest_path.clone())),
-                ("manifest_length".into(), Value::Long(m.manifest_length)),
-                ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
-                ("content".into(), Value::Int(m.content)),
-                ("sequence_number".into(), Value::Long(m.sequence_number)),
-                ("min_sequence_number".into(), Value::Long(m.min_sequence_number)),
-                ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
-                ("added_files_count".into(), Value::Int(m.added_files_count)),
-                ("existing_files_count".into(), Value::Int(m.existing_files_count)),
-                ("deleted_files_count".into(), Value::Int(m.deleted_files_count)),
-                ("added_rows_count".into(), Value::Long(m.added_rows_count)),
-                ("existing_rows_count".into(), Value::Long(m.existing_rows_count)),
-                ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count)),
-                ("partitions".into(), match &m.partitions {
+            ("manifest_path".into(), Value::String(m.manifest_path.clone())),
+            ("manifest_length".into(), Value::Long(m.manifest_length)),
+            ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
+            ("content".into(), Value::Int(m.content)),
+            ("sequence_number".into(), Value::Long(m.sequence_number)),
+            ("min_sequence_number".into(), Value::Long(m.min_sequence_number)),
+            ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
+            ("added_files_count".into(), Value::Int(m.added_files_count)),
+            ("existing_files_count".into(), Value::Int(m.existing_files_count)),
+            ("deleted_files_count".into(), Value::Int(m.deleted_files_count)),
+            ("added_rows_count".into(), Value::Long(m.added_rows_count)),
+            ("existing_rows_count".into(), Value::Long(m.existing_rows_count)),
+            ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count)),
+            (
+                "partitions".into(),
+                match &m.partitions {
                     None => null(),
                     Some(fields) => Value::Union(1, Box::new(Value::Array(fields.iter().map(summary_value).collect()))),
-                }),
+                },
+            ),
             ("key_metadata".into(), null()),
         ];
         if format_version >= 3 {
@@ -512,10 +531,13 @@ fn summary_value(s: &FieldSummary) -> Value {
     };
     Value::Record(vec![
         ("contains_null".into(), Value::Boolean(s.contains_null)),
-        ("contains_nan".into(), match s.contains_nan {
-            Some(b) => Value::Union(1, Box::new(Value::Boolean(b))),
-            None => null(),
-        }),
+        (
+            "contains_nan".into(),
+            match s.contains_nan {
+                Some(b) => Value::Union(1, Box::new(Value::Boolean(b))),
+                None => null(),
+            },
+        ),
         ("lower_bound".into(), opt_bytes(&s.lower_bound)),
         ("upper_bound".into(), opt_bytes(&s.upper_bound)),
     ])
@@ -575,7 +597,9 @@ fn take_map<T>(
     let items = match map.remove(key).map(unwrap_union) {
         None | Some(Value::Null) => return Ok(out),
         Some(Value::Array(items)) => items,
-        Some(Value::Map(_)) => return Err(corrupt(path, format!("{key} uses an Avro map, expected an array of pairs"))),
+        Some(Value::Map(_)) => {
+            return Err(corrupt(path, format!("{key} uses an Avro map, expected an array of pairs")))
+        }
         Some(other) => return Err(corrupt(path, format!("{key} is not an array: {other:?}"))),
     };
     for item in items {
@@ -601,7 +625,9 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 fields
                     .as_array()?
                     .iter()
-                    .filter_map(|f| Some((avro_name(f.get("name")?.as_str()?), i32::try_from(f.get("field-id")?.as_i64()?).ok()?)))
+                    .filter_map(|f| {
+                        Some((avro_name(f.get("name")?.as_str()?), i32::try_from(f.get("field-id")?.as_i64()?).ok()?))
+                    })
                     .collect(),
             )
         })
@@ -609,10 +635,7 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
     let mut entries = Vec::new();
     for value in reader {
         let mut entry = fields(value.map_err(|e| corrupt(path, e))?, path)?;
-        let mut file = fields(
-            entry.remove("data_file").ok_or_else(|| corrupt(path, "data_file is missing"))?,
-            path,
-        )?;
+        let mut file = fields(entry.remove("data_file").ok_or_else(|| corrupt(path, "data_file is missing"))?, path)?;
         let long = |v: Value| match v {
             Value::Long(l) => Some(l),
             Value::Int(i) => Some(i64::from(i)),
@@ -681,9 +704,8 @@ pub fn read_manifest_list(bytes: &[u8], path: &str) -> Result<Vec<ManifestFile>>
                 Err(_) => req_int(m, old, path),
             }
         };
-        let rows = |m: &mut BTreeMap<String, Value>, key: &str| -> Result<i64> {
-            Ok(take_long(m, key, path)?.unwrap_or(0))
-        };
+        let rows =
+            |m: &mut BTreeMap<String, Value>, key: &str| -> Result<i64> { Ok(take_long(m, key, path)?.unwrap_or(0)) };
         let sequence_number = take_long(&mut m, "sequence_number", path)?.unwrap_or(0);
         files.push(ManifestFile {
             manifest_path: req_string(&mut m, "manifest_path", path)?,
@@ -787,7 +809,13 @@ mod tests {
         drop(reader);
         let header = String::from_utf8_lossy(&bytes[..bytes.len().min(8192)]).into_owned();
         let schema = header;
-        for id in [r#""field-id":0"#, r#""field-id":134"#, r#""field-id":117"#, r#""element-id":133"#, r#""logicalType":"map""#] {
+        for id in [
+            r#""field-id":0"#,
+            r#""field-id":134"#,
+            r#""field-id":117"#,
+            r#""element-id":133"#,
+            r#""logicalType":"map""#,
+        ] {
             assert!(schema.contains(id), "{id} missing from {schema}");
         }
     }
@@ -808,7 +836,12 @@ mod tests {
             added_rows_count: 30,
             existing_rows_count: 7,
             deleted_rows_count: 0,
-            partitions: Some(vec![FieldSummary { contains_null: true, contains_nan: None, lower_bound: Some(vec![1, 0, 0, 0]), upper_bound: None }]),
+            partitions: Some(vec![FieldSummary {
+                contains_null: true,
+                contains_nan: None,
+                lower_bound: Some(vec![1, 0, 0, 0]),
+                upper_bound: None,
+            }]),
             first_row_id: None,
         };
         let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3, None).unwrap();
@@ -820,7 +853,10 @@ mod tests {
         let bytes = write_manifest_list(std::slice::from_ref(&m), 42, Some(41), 3, Some(480)).unwrap();
         assert_eq!(read_manifest_list(&bytes, "snap.avro").unwrap(), vec![m]);
         let reader = Reader::new(&bytes[..]).unwrap();
-        assert_eq!((reader.user_metadata()["format-version"].as_slice(), reader.user_metadata()["first-row-id"].as_slice()), (&b"3"[..], &b"480"[..]));
+        assert_eq!(
+            (reader.user_metadata()["format-version"].as_slice(), reader.user_metadata()["first-row-id"].as_slice()),
+            (&b"3"[..], &b"480"[..])
+        );
     }
 
     #[test]
@@ -829,7 +865,10 @@ mod tests {
             (DataType::Int32, 5i32.to_le_bytes().to_vec()),
             (DataType::Date32, 19_000i32.to_le_bytes().to_vec()),
             (DataType::Int64, (-7i64).to_le_bytes().to_vec()),
-            (DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("+00:00".into())), 1i64.to_le_bytes().to_vec()),
+            (
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, Some("+00:00".into())),
+                1i64.to_le_bytes().to_vec(),
+            ),
             (DataType::Utf8, b"caf\xc3\xa9".to_vec()),
             (DataType::Binary, vec![0, 255]),
             (DataType::Boolean, vec![1]),
@@ -838,7 +877,11 @@ mod tests {
         let partition: Vec<PartitionType> = types
             .iter()
             .enumerate()
-            .map(|(i, (t, _))| PartitionType { field_id: 1000 + i as i32, name: format!("p-{i}"), data_type: t.clone() })
+            .map(|(i, (t, _))| PartitionType {
+                field_id: 1000 + i as i32,
+                name: format!("p-{i}"),
+                data_type: t.clone(),
+            })
             .collect();
         let spec_json = serde_json::to_string(
             &partition.iter().map(|p| serde_json::json!({"name": p.name, "field-id": p.field_id, "source-id": 1, "transform": "identity"})).collect::<Vec<_>>(),
@@ -847,7 +890,8 @@ mod tests {
         let mut with_values = entry("/t/data/p=1/a.parquet", 10);
         with_values.data_file.spec_id = 3;
         with_values.data_file.sort_order_id = Some(1);
-        with_values.data_file.partition = types.iter().enumerate().map(|(i, (_, b))| (1000 + i as i32, b.clone())).collect();
+        with_values.data_file.partition =
+            types.iter().enumerate().map(|(i, (_, b))| (1000 + i as i32, b.clone())).collect();
         let mut nulls = entry("/t/data/p=null/b.parquet", 20);
         nulls.data_file.spec_id = 3;
         let entries = vec![with_values, nulls];

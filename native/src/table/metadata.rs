@@ -293,9 +293,20 @@ mod tests {
         let metadata = table();
         let json: Value = serde_json::from_slice(&metadata.to_json().unwrap()).unwrap();
         for key in [
-            "format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms",
-            "last-column-id", "schemas", "current-schema-id", "partition-specs", "default-spec-id",
-            "last-partition-id", "sort-orders", "default-sort-order-id", "current-snapshot-id",
+            "format-version",
+            "table-uuid",
+            "location",
+            "last-sequence-number",
+            "last-updated-ms",
+            "last-column-id",
+            "schemas",
+            "current-schema-id",
+            "partition-specs",
+            "default-spec-id",
+            "last-partition-id",
+            "sort-orders",
+            "default-sort-order-id",
+            "current-snapshot-id",
         ] {
             assert!(json.get(key).is_some(), "missing {key}");
         }
@@ -323,8 +334,8 @@ mod tests {
 
     #[test]
     fn corrupt_metadata_is_named_in_the_error() {
-        let err = TableMetadata::from_json(b"{\"format-version\": 2", "s3://b/t/metadata/v7.metadata.json")
-            .unwrap_err();
+        let err =
+            TableMetadata::from_json(b"{\"format-version\": 2", "s3://b/t/metadata/v7.metadata.json").unwrap_err();
         assert!(matches!(err, Error::Corrupt(_)));
         assert!(err.to_string().contains("v7.metadata.json"), "{err}");
         let mut json: Value = serde_json::from_slice(&table().to_json().unwrap()).unwrap();

@@ -2,13 +2,13 @@
 //! sample table, which the demo and the engine tests read through the same split-and-stream path
 //! that stored tables will use.
 
-mod sample;
 pub mod deletes;
-pub mod lineage;
 pub mod iceberg;
+pub mod lineage;
 pub mod manifest;
 pub mod metadata;
 pub mod partition;
+mod sample;
 pub mod schema;
 
 pub use sample::SampleTable;

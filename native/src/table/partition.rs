@@ -10,7 +10,10 @@ use arrow::array::{
     new_null_array, Array, ArrayRef, AsArray, BinaryArray, Date32Array, Int32Array, RecordBatch, StringArray,
 };
 use arrow::compute::{lexsort_to_indices, take, take_record_batch, SortColumn, SortOptions};
-use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Int32Type, Int64Type, Schema as ArrowSchema, TimeUnit, TimestampMicrosecondType};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Int32Type, Int64Type, Schema as ArrowSchema, TimeUnit,
+    TimestampMicrosecondType,
+};
 use arrow::row::{RowConverter, SortField as RowField};
 use serde_json::Value;
 
@@ -89,10 +92,16 @@ impl Transform {
     pub fn result_type(self, source: &DataType, column: &str) -> Result<DataType> {
         use DataType as T;
         let micros = |t: &DataType| matches!(t, T::Timestamp(TimeUnit::Microsecond, _));
-        let refuse = || Err(Error::invalid(format!("partition transform {self} does not apply to column '{column}' of type {source}")));
+        let refuse = || {
+            Err(Error::invalid(format!(
+                "partition transform {self} does not apply to column '{column}' of type {source}"
+            )))
+        };
         match self {
             Transform::Identity | Transform::Void => match source {
-                T::Boolean | T::Int32 | T::Int64 | T::Float32 | T::Float64 | T::Date32 | T::Utf8 | T::Binary => Ok(source.clone()),
+                T::Boolean | T::Int32 | T::Int64 | T::Float32 | T::Float64 | T::Date32 | T::Utf8 | T::Binary => {
+                    Ok(source.clone())
+                }
                 t if micros(t) => Ok(source.clone()),
                 _ => refuse(),
             },
@@ -124,7 +133,12 @@ impl Transform {
 
     /// The transform of every value of `column` (nulls stay null).
     pub fn apply(self, column: &ArrayRef) -> Result<ArrayRef> {
-        let unsupported = || Error::invalid(format!("partition transform {self} does not apply to values of type {}", column.data_type()));
+        let unsupported = || {
+            Error::invalid(format!(
+                "partition transform {self} does not apply to values of type {}",
+                column.data_type()
+            ))
+        };
         let days_of = |column: &ArrayRef| -> Option<Date32Array> {
             match column.data_type() {
                 DataType::Date32 => Some(column.as_primitive::<Date32Type>().clone()),
@@ -147,8 +161,12 @@ impl Transform {
                 Arc::new(buckets)
             }
             Transform::Truncate(w) => match column.data_type() {
-                DataType::Int32 => Arc::new(column.as_primitive::<Int32Type>().unary::<_, Int32Type>(|v| v - v.rem_euclid(w as i32))),
-                DataType::Int64 => Arc::new(column.as_primitive::<Int64Type>().unary::<_, Int64Type>(|v| v - v.rem_euclid(i64::from(w)))),
+                DataType::Int32 => {
+                    Arc::new(column.as_primitive::<Int32Type>().unary::<_, Int32Type>(|v| v - v.rem_euclid(w as i32)))
+                }
+                DataType::Int64 => Arc::new(
+                    column.as_primitive::<Int64Type>().unary::<_, Int64Type>(|v| v - v.rem_euclid(i64::from(w))),
+                ),
                 DataType::Utf8 => Arc::new(
                     column
                         .as_string::<i32>()
@@ -157,7 +175,11 @@ impl Transform {
                         .collect::<StringArray>(),
                 ),
                 DataType::Binary => Arc::new(
-                    column.as_binary::<i32>().iter().map(|b| b.map(|b| &b[..b.len().min(w as usize)])).collect::<BinaryArray>(),
+                    column
+                        .as_binary::<i32>()
+                        .iter()
+                        .map(|b| b.map(|b| &b[..b.len().min(w as usize)]))
+                        .collect::<BinaryArray>(),
                 ),
                 _ => return Err(unsupported()),
             },
@@ -169,7 +191,9 @@ impl Transform {
             }
             Transform::Hour => match column.data_type() {
                 DataType::Timestamp(TimeUnit::Microsecond, _) => Arc::new(
-                    column.as_primitive::<TimestampMicrosecondType>().unary::<_, Int32Type>(|us| us.div_euclid(MICROS_PER_HOUR) as i32),
+                    column
+                        .as_primitive::<TimestampMicrosecondType>()
+                        .unary::<_, Int32Type>(|us| us.div_euclid(MICROS_PER_HOUR) as i32),
                 ),
                 _ => return Err(unsupported()),
             },
@@ -201,14 +225,19 @@ fn bucket_hash(column: &ArrayRef, i: usize) -> Option<i32> {
         DataType::Int32 => long(i64::from(column.as_primitive::<Int32Type>().value(i))),
         DataType::Date32 => long(i64::from(column.as_primitive::<Date32Type>().value(i))),
         DataType::Int64 => long(column.as_primitive::<Int64Type>().value(i)),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => long(column.as_primitive::<TimestampMicrosecondType>().value(i)),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            long(column.as_primitive::<TimestampMicrosecondType>().value(i))
+        }
         DataType::Utf8 => murmur(column.as_string::<i32>().value(i).as_bytes()),
         DataType::Binary => murmur(column.as_binary::<i32>().value(i)),
         DataType::Decimal128(..) => {
             let bytes = column.as_primitive::<Decimal128Type>().value(i).to_be_bytes();
             // Drop leading bytes that only repeat the sign.
             let mut start = 0;
-            while start < 15 && ((bytes[start] == 0 && bytes[start + 1] & 0x80 == 0) || (bytes[start] == 0xff && bytes[start + 1] & 0x80 != 0)) {
+            while start < 15
+                && ((bytes[start] == 0 && bytes[start + 1] & 0x80 == 0)
+                    || (bytes[start] == 0xff && bytes[start + 1] & 0x80 != 0))
+            {
                 start += 1;
             }
             murmur(&bytes[start..])
@@ -231,7 +260,9 @@ pub fn single_value(column: &ArrayRef, i: usize) -> Option<Vec<u8>> {
         DataType::Int32 => column.as_primitive::<Int32Type>().value(i).to_le_bytes().to_vec(),
         DataType::Date32 => column.as_primitive::<Date32Type>().value(i).to_le_bytes().to_vec(),
         DataType::Int64 => column.as_primitive::<Int64Type>().value(i).to_le_bytes().to_vec(),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => column.as_primitive::<TimestampMicrosecondType>().value(i).to_le_bytes().to_vec(),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            column.as_primitive::<TimestampMicrosecondType>().value(i).to_le_bytes().to_vec()
+        }
         DataType::Float32 => column.as_primitive::<arrow::datatypes::Float32Type>().value(i).to_le_bytes().to_vec(),
         DataType::Float64 => column.as_primitive::<arrow::datatypes::Float64Type>().value(i).to_le_bytes().to_vec(),
         DataType::Utf8 => column.as_string::<i32>().value(i).as_bytes().to_vec(),
@@ -254,7 +285,9 @@ fn path_segment(name: &str, transform: Transform, data_type: &DataType, value: O
         (Transform::Month, _) => format!("{}-{:02}", 1970 + int().div_euclid(12), int().rem_euclid(12) + 1),
         (Transform::Year, _) => (1970 + int()).to_string(),
         (_, DataType::Int32) => int().to_string(),
-        (_, DataType::Int64 | DataType::Timestamp(..)) => bytes.try_into().map(i64::from_le_bytes).unwrap_or(0).to_string(),
+        (_, DataType::Int64 | DataType::Timestamp(..)) => {
+            bytes.try_into().map(i64::from_le_bytes).unwrap_or(0).to_string()
+        }
         (_, DataType::Boolean) => (bytes.first() == Some(&1)).to_string(),
         (_, DataType::Utf8) => String::from_utf8_lossy(bytes).into_owned(),
         _ => bytes.iter().take(16).map(|b| format!("{b:02x}")).collect(),
@@ -316,7 +349,10 @@ pub fn partition_types(spec: &PartitionSpec, schema: &ArrowSchema) -> Result<Vec
         .iter()
         .map(|field| {
             let part = parts.iter().find(|p| p.field.field_id == field.field_id).ok_or_else(|| {
-                Error::invalid(format!("partition field '{}' has no source column {} in the table", field.name, field.source_id))
+                Error::invalid(format!(
+                    "partition field '{}' has no source column {} in the table",
+                    field.name, field.source_id
+                ))
             })?;
             Ok(PartitionType { field_id: field.field_id, name: field.name.clone(), data_type: part.result.clone() })
         })
@@ -351,9 +387,11 @@ fn column<'a>(schema: &'a ArrowSchema, name: &str, what: &str) -> Result<(i32, &
         .find(|f| f.name() == name)
         .or_else(|| schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name)))
         .ok_or_else(|| Error::invalid(format!("{what} names column '{name}', which the table does not have")))?;
-    let id = field.metadata().get(PARQUET_FIELD_ID).and_then(|v| v.parse().ok()).ok_or_else(|| {
-        Error::Internal(format!("column '{name}' has no field id"))
-    })?;
+    let id = field
+        .metadata()
+        .get(PARQUET_FIELD_ID)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
     Ok((id, field))
 }
 
@@ -420,12 +458,28 @@ pub fn parse_sort_order(text: &str, schema: &ArrowSchema) -> Result<Vec<SortFiel
                 ["NULLS", "LAST"] | ["ASC", "NULLS", "LAST"] => ("asc", "nulls-last"),
                 ["DESC", "NULLS", "FIRST"] => ("desc", "nulls-first"),
                 ["DESC", "NULLS", "LAST"] => ("desc", "nulls-last"),
-                _ => return Err(Error::invalid(format!("sort order '{item}' is not 'column [ASC|DESC] [NULLS FIRST|NULLS LAST]'"))),
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "sort order '{item}' is not 'column [ASC|DESC] [NULLS FIRST|NULLS LAST]'"
+                    )))
+                }
             };
-            if matches!(field.data_type(), DataType::FixedSizeList(..) | DataType::List(_) | DataType::Struct(_) | DataType::Map(..)) {
-                return Err(Error::invalid(format!("sort order names column '{}' of type {}, which does not sort", field.name(), field.data_type())));
+            if matches!(
+                field.data_type(),
+                DataType::FixedSizeList(..) | DataType::List(_) | DataType::Struct(_) | DataType::Map(..)
+            ) {
+                return Err(Error::invalid(format!(
+                    "sort order names column '{}' of type {}, which does not sort",
+                    field.name(),
+                    field.data_type()
+                )));
             }
-            Ok(SortField { transform: "identity".to_owned(), source_id, direction: direction.to_owned(), null_order: nulls.to_owned() })
+            Ok(SortField {
+                transform: "identity".to_owned(),
+                source_id,
+                direction: direction.to_owned(),
+                null_order: nulls.to_owned(),
+            })
         })
         .collect()
 }
@@ -466,17 +520,17 @@ pub struct PartitionRows {
 
 impl Layout {
     pub fn of(metadata: &TableMetadata, schema: &ArrowSchema) -> Result<Self> {
-        let spec = metadata
-            .partition_specs
-            .iter()
-            .find(|s| s.spec_id == metadata.default_spec_id)
-            .ok_or_else(|| Error::Corrupt(format!("default partition spec {} is missing", metadata.default_spec_id)))?;
+        let spec =
+            metadata.partition_specs.iter().find(|s| s.spec_id == metadata.default_spec_id).ok_or_else(|| {
+                Error::Corrupt(format!("default partition spec {} is missing", metadata.default_spec_id))
+            })?;
         let parts = resolve(spec, schema)?;
         if parts.len() != spec.fields.len() {
             return Err(Error::invalid("a partition source column of the table is gone".to_owned()));
         }
         let columns = by_field_id(schema);
-        let order: Option<&SortOrder> = metadata.sort_orders.iter().find(|o| o.order_id == metadata.default_sort_order_id);
+        let order: Option<&SortOrder> =
+            metadata.sort_orders.iter().find(|o| o.order_id == metadata.default_sort_order_id);
         let sort = order
             .map(|o| &o.fields[..])
             .unwrap_or_default()
@@ -486,7 +540,8 @@ impl Layout {
                     .get(&f.source_id)
                     .ok_or_else(|| Error::invalid(format!("the sort order's source column {} is gone", f.source_id)))?;
                 let transform = Transform::parse(&f.transform)?;
-                let options = SortOptions { descending: f.direction == "desc", nulls_first: f.null_order != "nulls-last" };
+                let options =
+                    SortOptions { descending: f.direction == "desc", nulls_first: f.null_order != "nulls-last" };
                 Ok((transform, *position, options))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -515,18 +570,21 @@ impl Layout {
         if self.parts.is_empty() {
             groups.push((BTreeMap::new(), String::new(), (0..batch.num_rows() as u32).collect()));
         } else {
-            let keys = self
-                .parts
-                .iter()
-                .map(|p| p.transform.apply(batch.column(p.position)))
-                .collect::<Result<Vec<_>>>()?;
-            let converter = RowConverter::new(keys.iter().map(|k| RowField::new(k.data_type().clone())).collect()).map_err(arrow)?;
+            let keys =
+                self.parts.iter().map(|p| p.transform.apply(batch.column(p.position))).collect::<Result<Vec<_>>>()?;
+            let converter = RowConverter::new(keys.iter().map(|k| RowField::new(k.data_type().clone())).collect())
+                .map_err(arrow)?;
             let rows = converter.convert_columns(&keys).map_err(arrow)?;
             let mut seen: HashMap<arrow::row::Row<'_>, usize> = HashMap::new();
             for i in 0..batch.num_rows() {
                 let group = *seen.entry(rows.row(i)).or_insert_with(|| {
                     let values: Vec<Option<Vec<u8>>> = keys.iter().map(|k| single_value(k, i)).collect();
-                    let partition = self.parts.iter().zip(&values).filter_map(|(p, v)| Some((p.field.field_id, v.clone()?))).collect();
+                    let partition = self
+                        .parts
+                        .iter()
+                        .zip(&values)
+                        .filter_map(|(p, v)| Some((p.field.field_id, v.clone()?)))
+                        .collect();
                     let directory = self
                         .parts
                         .iter()
@@ -560,10 +618,17 @@ impl Layout {
         let columns = self
             .sort
             .iter()
-            .map(|(t, position, options)| Ok(SortColumn { values: t.apply(rows.column(*position))?, options: Some(*options) }))
+            .map(|(t, position, options)| {
+                Ok(SortColumn { values: t.apply(rows.column(*position))?, options: Some(*options) })
+            })
             .collect::<Result<Vec<_>>>()?;
         let order = lexsort_to_indices(&columns, None).map_err(arrow)?;
-        let taken = rows.columns().iter().map(|c| take(c, &order, None)).collect::<std::result::Result<Vec<_>, _>>().map_err(arrow)?;
+        let taken = rows
+            .columns()
+            .iter()
+            .map(|c| take(c, &order, None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(arrow)?;
         RecordBatch::try_new(rows.schema(), taken).map_err(arrow)
     }
 }
@@ -602,7 +667,9 @@ impl PartitionPruner {
 fn may_match(predicate: &Predicate, file: &DataFile, parts: &[Part]) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};
     let held = |part: &Part| file.partition.get(&part.field.field_id);
-    let all = |column: &str, test: &dyn Fn(&Part) -> bool| parts.iter().filter(|p| p.column == column && p.transform != Transform::Void).all(test);
+    let all = |column: &str, test: &dyn Fn(&Part) -> bool| {
+        parts.iter().filter(|p| p.column == column && p.transform != Transform::Void).all(test)
+    };
     match predicate {
         Predicate::True => true,
         Predicate::False => false,
@@ -610,9 +677,15 @@ fn may_match(predicate: &Predicate, file: &DataFile, parts: &[Part]) -> bool {
         Predicate::Or { args } => args.is_empty() || args.iter().any(|a| may_match(a, file, parts)),
         Predicate::Not { .. } | Predicate::Ne { .. } | Predicate::StartsWith { .. } => true,
         Predicate::Eq { column, value } => holds(column, value, file, parts, &|o| o == Equal, false),
-        Predicate::In { column, values } => values.iter().any(|v| holds(column, v, file, parts, &|o| o == Equal, false)),
-        Predicate::Lt { column, value } | Predicate::Le { column, value } => holds(column, value, file, parts, &|o| o != Greater, true),
-        Predicate::Gt { column, value } | Predicate::Ge { column, value } => holds(column, value, file, parts, &|o| o != Less, true),
+        Predicate::In { column, values } => {
+            values.iter().any(|v| holds(column, v, file, parts, &|o| o == Equal, false))
+        }
+        Predicate::Lt { column, value } | Predicate::Le { column, value } => {
+            holds(column, value, file, parts, &|o| o != Greater, true)
+        }
+        Predicate::Gt { column, value } | Predicate::Ge { column, value } => {
+            holds(column, value, file, parts, &|o| o != Less, true)
+        }
         Predicate::IsNull { column } => all(column, &|p| held(p).is_none()),
         Predicate::NotNull { column } => all(column, &|p| held(p).is_some()),
     }
@@ -621,7 +694,14 @@ fn may_match(predicate: &Predicate, file: &DataFile, parts: &[Part]) -> bool {
 /// Whether every partition field over `column` lets a row compare with `value` as asked: the
 /// file's partition value, ordered against the transform of `value`, passes `ok` (for a range,
 /// only order-keeping transforms judge).
-fn holds(column: &str, value: &Value, file: &DataFile, parts: &[Part], ok: &dyn Fn(std::cmp::Ordering) -> bool, ranged: bool) -> bool {
+fn holds(
+    column: &str,
+    value: &Value,
+    file: &DataFile,
+    parts: &[Part],
+    ok: &dyn Fn(std::cmp::Ordering) -> bool,
+    ranged: bool,
+) -> bool {
     parts.iter().filter(|p| p.column == column && p.transform != Transform::Void).all(|part| {
         if ranged && !part.transform.monotonic() {
             return true;
@@ -667,7 +747,10 @@ mod tests {
         // The spec's appendix B values.
         assert_eq!(hash_of(Arc::new(Int32Array::from(vec![34]))), 2017239379);
         assert_eq!(hash_of(Arc::new(Int64Array::from(vec![34]))), 2017239379);
-        assert_eq!(hash_of(Arc::new(Decimal128Array::from(vec![1420]).with_precision_and_scale(9, 2).unwrap())), -500754589);
+        assert_eq!(
+            hash_of(Arc::new(Decimal128Array::from(vec![1420]).with_precision_and_scale(9, 2).unwrap())),
+            -500754589
+        );
         assert_eq!(hash_of(Arc::new(Date32Array::from(vec![17486]))), -653330422);
         assert_eq!(hash_of(Arc::new(TimestampMicrosecondArray::from(vec![1_510_871_468_000_000]))), -2047944441);
         assert_eq!(hash_of(Arc::new(StringArray::from(vec!["iceberg"]))), 1210000089);
@@ -683,12 +766,18 @@ mod tests {
         let hour = apply("hour", &ts);
         assert_eq!(hour.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), vec![Some(419686), Some(-1), None]);
         let month = apply("month", &ts);
-        assert_eq!(month.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), vec![Some(47 * 12 + 10), Some(-1), None]);
+        assert_eq!(
+            month.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(),
+            vec![Some(47 * 12 + 10), Some(-1), None]
+        );
         let year = apply("year", &ts);
         assert_eq!(year.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), vec![Some(47), Some(-1), None]);
         let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(-1), Some(10), None]));
         let truncated = apply("truncate[10]", &ints);
-        assert_eq!(truncated.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), vec![Some(0), Some(-10), Some(10), None]);
+        assert_eq!(
+            truncated.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(),
+            vec![Some(0), Some(-10), Some(10), None]
+        );
         let strings: ArrayRef = Arc::new(StringArray::from(vec![Some("iceberg"), Some("é€x"), None]));
         let truncated = apply("truncate[2]", &strings);
         assert_eq!(truncated.as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("ic"), Some("é€"), None]);

@@ -11,9 +11,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Float64Array, Int64Array, StringBuilder,
-};
+use arrow::array::{ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, Float64Array, Int64Array, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions, RecordBatchReader};
@@ -32,8 +30,7 @@ pub struct SampleTable {
 
 impl SampleTable {
     pub fn new(rows: i64, dim: i32, seed: i64) -> Result<Self> {
-        let rows = u64::try_from(rows)
-            .map_err(|_| Error::invalid(format!("sample rows must be >= 0, got {rows}")))?;
+        let rows = u64::try_from(rows).map_err(|_| Error::invalid(format!("sample rows must be >= 0, got {rows}")))?;
         let dim = crate::limits::dimension("the sample table's embedding", i64::from(dim))?;
         let seed = seed as u64;
         let item = Arc::new(Field::new("item", DataType::Float32, false));
@@ -64,18 +61,10 @@ impl SampleTable {
 
     /// Streams rows `range` in batches of `batch_rows`, keeping only the columns at `projection`
     /// (all columns, in order, when `None`).
-    pub fn scan(
-        &self,
-        range: Range<i64>,
-        batch_rows: i32,
-        projection: Option<Vec<usize>>,
-    ) -> Result<SampleReader> {
+    pub fn scan(&self, range: Range<i64>, batch_rows: i32, projection: Option<Vec<usize>>) -> Result<SampleReader> {
         let (start, end) = (range.start, range.end);
         if start < 0 || end < start || end as u64 > self.rows {
-            return Err(Error::invalid(format!(
-                "row range {start}..{end} is outside the table's 0..{}",
-                self.rows
-            )));
+            return Err(Error::invalid(format!("row range {start}..{end} is outside the table's 0..{}", self.rows)));
         }
         let batch_rows = crate::limits::batch_rows("batch rows", i64::from(batch_rows))?;
         let columns = projection.unwrap_or_else(|| (0..self.schema.fields().len()).collect());
@@ -98,10 +87,7 @@ impl SampleTable {
 
     fn build(&self, ids: Range<u64>, columns: &[usize], schema: SchemaRef) -> Result<RecordBatch> {
         let len = (ids.end - ids.start) as usize;
-        let arrays = columns
-            .iter()
-            .map(|&c| self.column(c, ids.clone()))
-            .collect::<Vec<ArrayRef>>();
+        let arrays = columns.iter().map(|&c| self.column(c, ids.clone())).collect::<Vec<ArrayRef>>();
         let options = RecordBatchOptions::new().with_row_count(Some(len));
         Ok(RecordBatch::try_new_with_options(schema, arrays, &options)?)
     }
@@ -127,8 +113,7 @@ impl SampleTable {
                 let seed = self.seed;
                 let values = Float32Array::from_iter_values(ids.flat_map(move |id| {
                     (0..dim).map(move |j| {
-                        (id.wrapping_mul(31).wrapping_add(j * 17).wrapping_add(seed) % 1000) as f32
-                            / 1000.0
+                        (id.wrapping_mul(31).wrapping_add(j * 17).wrapping_add(seed) % 1000) as f32 / 1000.0
                     })
                 }));
                 let item = Arc::new(Field::new("item", DataType::Float32, false));
@@ -183,8 +168,7 @@ mod tests {
     #[test]
     fn values_follow_the_documented_formulas() {
         let table = SampleTable::new(25, 3, 7).unwrap();
-        let batches: Vec<RecordBatch> =
-            table.scan(0..25, 10, None).unwrap().map(Result::unwrap).collect();
+        let batches: Vec<RecordBatch> = table.scan(0..25, 10, None).unwrap().map(Result::unwrap).collect();
         assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), vec![10, 10, 5]);
         let last = &batches[2];
         let ids = last.column(0).as_primitive::<Int64Type>();

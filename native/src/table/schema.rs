@@ -99,13 +99,7 @@ impl FromStr for Primitive {
 pub enum Type {
     Primitive(Primitive),
     List { element_id: i32, element_required: bool, element: Box<Type> },
-    Map {
-        key_id: i32,
-        key: Box<Type>,
-        value_id: i32,
-        value_required: bool,
-        value: Box<Type>,
-    },
+    Map { key_id: i32, key: Box<Type>, value_id: i32, value_required: bool, value: Box<Type> },
     Struct(Vec<NestedField>),
 }
 
@@ -178,11 +172,7 @@ impl Schema {
     /// The Arrow schema of data files: every field carries its id as `PARQUET:field_id`; vector
     /// columns (by field id, with their dimension) become fixed-size lists.
     pub fn to_arrow(&self, vectors: &HashMap<i32, i32>) -> Result<ArrowSchema> {
-        let fields = self
-            .fields
-            .iter()
-            .map(|f| field_to_arrow(f, vectors))
-            .collect::<Result<Vec<_>>>()?;
+        let fields = self.fields.iter().map(|f| field_to_arrow(f, vectors)).collect::<Result<Vec<_>>>()?;
         Ok(ArrowSchema::new(fields))
     }
 }
@@ -201,7 +191,12 @@ impl Schema {
                     vectors.insert(id, *dim);
                 }
             }
-            fields.push(NestedField::new(id, field.name(), arrow_to_type(field.data_type(), field.name(), &mut ids)?, !field.is_nullable()));
+            fields.push(NestedField::new(
+                id,
+                field.name(),
+                arrow_to_type(field.data_type(), field.name(), &mut ids)?,
+                !field.is_nullable(),
+            ));
         }
         Ok((Schema::new(0, fields)?, vectors))
     }
@@ -214,9 +209,11 @@ impl Schema {
         fn shift_type(t: &Type, offset: i32) -> Type {
             match t {
                 Type::Primitive(p) => Type::Primitive(p.clone()),
-                Type::List { element_id, element_required, element } => {
-                    Type::List { element_id: element_id + offset, element_required: *element_required, element: Box::new(shift_type(element, offset)) }
-                }
+                Type::List { element_id, element_required, element } => Type::List {
+                    element_id: element_id + offset,
+                    element_required: *element_required,
+                    element: Box::new(shift_type(element, offset)),
+                },
                 Type::Map { key_id, key, value_id, value_required, value } => Type::Map {
                     key_id: key_id + offset,
                     key: Box::new(shift_type(key, offset)),
@@ -313,12 +310,19 @@ fn arrow_to_type(data_type: &DataType, column: &str, ids: &mut IdAllocator) -> R
                 .iter()
                 .zip(child_ids)
                 .map(|(child, id)| {
-                    Ok(NestedField::new(id, child.name(), arrow_to_type(child.data_type(), child.name(), ids)?, !child.is_nullable()))
+                    Ok(NestedField::new(
+                        id,
+                        child.name(),
+                        arrow_to_type(child.data_type(), child.name(), ids)?,
+                        !child.is_nullable(),
+                    ))
                 })
                 .collect::<Result<Vec<_>>>()?;
             Ok(Type::Struct(fields))
         }
-        other => Err(Error::invalid(format!("column '{column}' has type {other}, which HyperStream tables cannot store"))),
+        other => {
+            Err(Error::invalid(format!("column '{column}' has type {other}, which HyperStream tables cannot store")))
+        }
     }
 }
 
@@ -395,10 +399,7 @@ fn type_to_arrow(t: &Type, vectors: &HashMap<i32, i32>) -> Result<DataType> {
         }
         Type::Map { key_id, key, value_id, value_required, value } => {
             let key = with_id(Field::new("key", type_to_arrow(key, vectors)?, false), *key_id);
-            let value = with_id(
-                Field::new("value", type_to_arrow(value, vectors)?, !value_required),
-                *value_id,
-            );
+            let value = with_id(Field::new("value", type_to_arrow(value, vectors)?, !value_required), *value_id);
             let entries = Field::new("key_value", DataType::Struct(Fields::from(vec![key, value])), false);
             DataType::Map(Arc::new(entries), false)
         }
@@ -666,15 +667,21 @@ mod tests {
 
     #[test]
     fn duplicate_ids_names_and_bad_types_are_rejected() {
-        let dup = Schema::new(0, vec![
-            NestedField::new(1, "a", Type::Primitive(Primitive::Int), true),
-            NestedField::new(1, "b", Type::Primitive(Primitive::Int), true),
-        ]);
+        let dup = Schema::new(
+            0,
+            vec![
+                NestedField::new(1, "a", Type::Primitive(Primitive::Int), true),
+                NestedField::new(1, "b", Type::Primitive(Primitive::Int), true),
+            ],
+        );
         assert!(dup.unwrap_err().to_string().contains("field id 1"));
-        let names = Schema::new(0, vec![
-            NestedField::new(1, "a", Type::Primitive(Primitive::Int), true),
-            NestedField::new(2, "a", Type::Primitive(Primitive::Int), true),
-        ]);
+        let names = Schema::new(
+            0,
+            vec![
+                NestedField::new(1, "a", Type::Primitive(Primitive::Int), true),
+                NestedField::new(2, "a", Type::Primitive(Primitive::Int), true),
+            ],
+        );
         assert!(names.unwrap_err().to_string().contains("'a'"));
         for bad in ["decimal(40, 2)", "decimal(5, 6)", "fixed[x]", "varchar"] {
             assert!(bad.parse::<Primitive>().is_err(), "{bad}");

@@ -364,7 +364,8 @@ impl CudaDevice {
         let ctx = CudaContext::new(0).map_err(|e| format!("CUDA driver: {e}"))?;
         let name = ctx.name().map_err(|e| e.to_string())?;
         let options = CompileOptions { use_fast_math: Some(false), ..Default::default() };
-        let ptx = compile_ptx_with_opts(KERNELS, options).map_err(|e| format!("NVRTC could not compile the kernels: {e}"))?;
+        let ptx =
+            compile_ptx_with_opts(KERNELS, options).map_err(|e| format!("NVRTC could not compile the kernels: {e}"))?;
         let module = ctx.load_module(ptx).map_err(|e| format!("loading the kernels: {e}"))?;
         let function = |name: &str| module.load_function(name).map_err(|e| format!("kernel {name}: {e}"));
         let stream = ctx.default_stream();
@@ -398,8 +399,10 @@ impl CudaDevice {
         let (n, dim32) = (rows as u64, dim as u32);
         let mut launch = self.stream.launch_builder(&self.squared_norms);
         launch.arg(&data).arg(&n).arg(&dim32).arg(&mut squares);
-        let grid = u32::try_from(n.div_ceil(WARPS_PER_BLOCK)).map_err(|_| Error::invalid("too many vectors for one upload"))?;
-        let config = LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let grid = u32::try_from(n.div_ceil(WARPS_PER_BLOCK))
+            .map_err(|_| Error::invalid("too many vectors for one upload"))?;
+        let config =
+            LaunchConfig { grid_dim: (grid.max(1), 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: `data` holds n * dim floats and `squares` n; the kernel stays inside both.
         unsafe { launch.launch(config) }.map_err(|e| driver_error("norm kernel", e))?;
         Ok(DeviceVectors { data: DeviceData::Float(data, squares), rows, dim })
@@ -427,7 +430,13 @@ impl CudaDevice {
     }
 
     /// The `k` nearest vectors to each query, nearest first, in the CPU path's order.
-    pub fn top_k(&self, vectors: &DeviceVectors, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+    pub fn top_k(
+        &self,
+        vectors: &DeviceVectors,
+        metric: Metric,
+        queries: &[Vec<f32>],
+        k: usize,
+    ) -> Result<Vec<Vec<Neighbor>>> {
         let prepared = self.prepare(vectors, metric, queries)?;
         let k = k.min(vectors.rows);
         if k == 0 {
@@ -446,7 +455,11 @@ impl CudaDevice {
             let selected32 = selected as u32;
             let mut launch = self.stream.launch_builder(&self.select_top_k);
             launch.arg(&distances).arg(&n).arg(&selected32).arg(&mut rows).arg(&mut found);
-            let config = LaunchConfig { grid_dim: (batch.count as u32, 1, 1), block_dim: (SELECT_THREADS, 1, 1), shared_mem_bytes: 0 };
+            let config = LaunchConfig {
+                grid_dim: (batch.count as u32, 1, 1),
+                block_dim: (SELECT_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
             // SAFETY: the arguments match select_top_k's parameters; `distances` holds count * n values
             // and `rows`/`found` count * selected slots, every one of which the kernel writes.
             unsafe { launch.launch(config) }.map_err(|e| driver_error("top-k selection", e))?;
@@ -456,8 +469,10 @@ impl CudaDevice {
                 let (dim, nq) = (vectors.dim as u32, batch.count as u32);
                 let mut launch = self.stream.launch_builder(&self.l2_of_rows);
                 launch.arg(data).arg(&dim).arg(&queries).arg(&rows).arg(&selected32).arg(&nq).arg(&mut found);
-                let blocks = u32::try_from((slots as u64).div_ceil(WARPS_PER_BLOCK)).map_err(|_| Error::invalid("too many rows to rerank"))?;
-                let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
+                let blocks = u32::try_from((slots as u64).div_ceil(WARPS_PER_BLOCK))
+                    .map_err(|_| Error::invalid("too many rows to rerank"))?;
+                let config =
+                    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (DISTANCE_THREADS, 1, 1), shared_mem_bytes: 0 };
                 // SAFETY: `rows` holds count * selected row numbers below n, `data` n * dim floats,
                 // `queries` count * dim and `found` count * selected slots.
                 unsafe { launch.launch(config) }.map_err(|e| driver_error("l2 rerank", e))?;
@@ -481,20 +496,29 @@ impl CudaDevice {
             return Err(Error::invalid("vector search needs at least one query vector"));
         }
         if vectors.rows > u32::MAX as usize {
-            return Err(Error::invalid(format!("{} vectors are more than one GPU search takes ({})", vectors.rows, u32::MAX)));
+            return Err(Error::invalid(format!(
+                "{} vectors are more than one GPU search takes ({})",
+                vectors.rows,
+                u32::MAX
+            )));
         }
         let dim = vectors.dim;
         let binary = matches!(vectors.data, DeviceData::Binary(_));
         if metric.is_binary() != binary {
             let (wants, holds) = if metric.is_binary() { ("bit-packed binary", "float") } else { ("float", "binary") };
-            return Err(Error::invalid(format!("metric '{metric}' compares {wants} vectors, but the device holds {holds} vectors")));
+            return Err(Error::invalid(format!(
+                "metric '{metric}' compares {wants} vectors, but the device holds {holds} vectors"
+            )));
         }
         let mut floats = Vec::with_capacity(queries.len() * dim);
         let mut norms = Vec::with_capacity(queries.len());
         for q in queries {
             if binary {
                 if q.len() != dim {
-                    return Err(Error::invalid(format!("query vector has {} bytes but the vectors have {dim}", q.len())));
+                    return Err(Error::invalid(format!(
+                        "query vector has {} bytes but the vectors have {dim}",
+                        q.len()
+                    )));
                 }
                 if let Some(v) = q.iter().find(|v| !((0.0..=255.0).contains(*v) && v.fract() == 0.0)) {
                     return Err(Error::invalid(format!("binary query byte {v} is not in 0..=255")));
@@ -513,7 +537,9 @@ impl CudaDevice {
 
     /// Whether a batch of `queries` by `metric` takes the matrix-product path.
     pub fn uses_matrix_product(&self, metric: Metric, queries: usize) -> bool {
-        self.blas.is_some() && queries >= GEMM_MIN_QUERIES && matches!(metric, Metric::L2 | Metric::Cosine | Metric::InnerProduct)
+        self.blas.is_some()
+            && queries >= GEMM_MIN_QUERIES
+            && matches!(metric, Metric::L2 | Metric::Cosine | Metric::InnerProduct)
     }
 
     fn launch_distances(&self, vectors: &DeviceVectors, metric: Metric, batch: &QueryBatch) -> Result<CudaSlice<f32>> {
@@ -521,8 +547,10 @@ impl CudaDevice {
         let dim = vectors.dim as u32;
         let nq = batch.count as u32;
         let code = metric_code(metric);
-        let mut out = self.stream.alloc_zeros::<f32>(batch.count * vectors.rows).map_err(|e| driver_error("allocation", e))?;
-        let grid_x = u32::try_from(n.div_ceil(WARPS_PER_BLOCK)).map_err(|_| Error::invalid("too many vectors for one launch"))?;
+        let mut out =
+            self.stream.alloc_zeros::<f32>(batch.count * vectors.rows).map_err(|e| driver_error("allocation", e))?;
+        let grid_x = u32::try_from(n.div_ceil(WARPS_PER_BLOCK))
+            .map_err(|_| Error::invalid("too many vectors for one launch"))?;
         let config = LaunchConfig {
             grid_dim: (grid_x, batch.count.div_ceil(QUERY_TILE) as u32, 1),
             block_dim: (DISTANCE_THREADS, 1, 1),
@@ -549,13 +577,17 @@ impl CudaDevice {
                 };
                 // SAFETY: `data` is n x dim, `queries` nq x dim and `out` nq x n, as the leading
                 // dimensions above describe.
-                unsafe { blas.gemm(gemm, data, &queries, &mut out) }.map_err(|e| driver_error("cuBLAS matrix product", e))?;
-                let query_squares: Vec<f32> = batch.floats.chunks_exact(vectors.dim).map(|q| q.iter().map(|x| x * x).sum()).collect();
-                let query_squares = self.stream.clone_htod(&query_squares).map_err(|e| driver_error("query upload", e))?;
+                unsafe { blas.gemm(gemm, data, &queries, &mut out) }
+                    .map_err(|e| driver_error("cuBLAS matrix product", e))?;
+                let query_squares: Vec<f32> =
+                    batch.floats.chunks_exact(vectors.dim).map(|q| q.iter().map(|x| x * x).sum()).collect();
+                let query_squares =
+                    self.stream.clone_htod(&query_squares).map_err(|e| driver_error("query upload", e))?;
                 let norms = self.stream.clone_htod(batch.norms).map_err(|e| driver_error("query upload", e))?;
                 let total = n * nq as u64;
                 let threads = 256u32;
-                let grid = u32::try_from(total.div_ceil(threads as u64)).map_err(|_| Error::invalid("too many distances for one launch"))?;
+                let grid = u32::try_from(total.div_ceil(threads as u64))
+                    .map_err(|_| Error::invalid("too many distances for one launch"))?;
                 let mut launch = self.stream.launch_builder(&self.distances_from_dots);
                 launch.arg(&mut out).arg(&n).arg(&nq).arg(squares).arg(&query_squares).arg(&norms).arg(&code);
                 let config = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };

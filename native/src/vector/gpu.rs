@@ -77,7 +77,14 @@ const AUTO_GPU_MIN_WORK: usize = 1 << 30;
 /// The `k` nearest of `vectors` (rows of `dim` floats, back to back) to each query, nearest first, by
 /// a float `metric`, on `backend`. Every backend checks the queries the same way and orders results
 /// the same way (distance, NaN last, ties to the lower row).
-pub fn batch_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize, backend: Backend) -> Result<BatchResult> {
+pub fn batch_top_k(
+    vectors: &[f32],
+    dim: usize,
+    metric: Metric,
+    queries: &[Vec<f32>],
+    k: usize,
+    backend: Backend,
+) -> Result<BatchResult> {
     if dim == 0 || vectors.len() % dim != 0 {
         return Err(Error::invalid(format!("{} values are not whole vectors of {dim}", vectors.len())));
     }
@@ -135,7 +142,13 @@ fn cuda_answers() -> bool {
 }
 
 #[cfg(feature = "cuda")]
-fn cuda_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+fn cuda_top_k(
+    vectors: &[f32],
+    dim: usize,
+    metric: Metric,
+    queries: &[Vec<f32>],
+    k: usize,
+) -> Result<Vec<Vec<Neighbor>>> {
     let device = super::cuda::device()?;
     let resident = device.upload(vectors, dim)?;
     device.top_k(&resident, metric, queries, k)
@@ -159,7 +172,13 @@ fn wgpu_answers() -> bool {
 }
 
 #[cfg(feature = "wgpu")]
-fn wgpu_top_k(vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+fn wgpu_top_k(
+    vectors: &[f32],
+    dim: usize,
+    metric: Metric,
+    queries: &[Vec<f32>],
+    k: usize,
+) -> Result<Vec<Vec<Neighbor>>> {
     super::wgpu_backend::device()?.top_k(vectors, dim, metric, queries, k)
 }
 
@@ -287,7 +306,10 @@ pub(crate) fn assert_same_neighbors(gpu: &[Neighbor], cpu: &[Neighbor], distance
     for (a, b) in gpu.iter().zip(cpu) {
         let tolerance = 1e-4 * (1.0 + b.distance.abs());
         assert!((a.distance - b.distance).abs() <= tolerance, "{what}: {a:?} vs {b:?}");
-        assert!(a.ordinal == b.ordinal || (distance_of(a.ordinal) - b.distance).abs() <= tolerance, "{what}: {a:?} vs {b:?}");
+        assert!(
+            a.ordinal == b.ordinal || (distance_of(a.ordinal) - b.distance).abs() <= tolerance,
+            "{what}: {a:?} vs {b:?}"
+        );
     }
 }
 
@@ -317,7 +339,10 @@ mod tests {
             for (q, found) in queries.iter().zip(&result.neighbors) {
                 let query = FloatQuery::new(metric, q.clone(), dim).unwrap();
                 let expected = exact_top_k(&query, &vectors, None, 0, 9).into_sorted();
-                assert_eq!(found.iter().map(|n| n.ordinal).collect::<Vec<_>>(), expected.iter().map(|n| n.ordinal).collect::<Vec<_>>());
+                assert_eq!(
+                    found.iter().map(|n| n.ordinal).collect::<Vec<_>>(),
+                    expected.iter().map(|n| n.ordinal).collect::<Vec<_>>()
+                );
             }
             // Small batches stay on the CPU under Auto.
             assert_eq!(batch_top_k(&vectors, dim, metric, &queries, 9, Backend::Auto).unwrap().backend, "cpu");

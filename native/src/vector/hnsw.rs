@@ -22,8 +22,8 @@ use std::collections::BinaryHeap;
 
 use arrow::buffer::BooleanBuffer;
 use bytes::Bytes;
-use std::sync::{Mutex, RwLock};
 use rayon::prelude::*;
+use std::sync::{Mutex, RwLock};
 
 use super::kernels::{kernels, Kernels};
 use super::metric::{FloatQuery, Metric};
@@ -71,7 +71,10 @@ impl HnswParams {
             return Err(Error::invalid(format!("HNSW m must be between 2 and 128, got {}", self.m)));
         }
         if !(1..=10_000).contains(&self.ef_construction) {
-            return Err(Error::invalid(format!("HNSW ef_construction must be between 1 and 10000, got {}", self.ef_construction)));
+            return Err(Error::invalid(format!(
+                "HNSW ef_construction must be between 1 and 10000, got {}",
+                self.ef_construction
+            )));
         }
         Ok(self)
     }
@@ -83,25 +86,34 @@ impl HnswParams {
 
     /// Reads the JSON form; missing fields take their defaults, unknown ones are refused.
     pub fn from_json(json: &str) -> Result<Self> {
-        let value: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| Error::invalid(format!("vector index definition is not JSON ({e}): {json}")))?;
-        let object = value.as_object().ok_or_else(|| Error::invalid(format!("vector index definition is not an object: {json}")))?;
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::invalid(format!("vector index definition is not JSON ({e}): {json}")))?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| Error::invalid(format!("vector index definition is not an object: {json}")))?;
         let mut params = HnswParams::default();
         for (key, v) in object {
             let number = || {
-                v.as_u64()
-                    .map(|n| n as usize)
-                    .ok_or_else(|| Error::invalid(format!("vector index field '{key}' must be a positive integer, got {v}")))
+                v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                    Error::invalid(format!("vector index field '{key}' must be a positive integer, got {v}"))
+                })
             };
             match key.as_str() {
                 "type" if v.as_str().is_some_and(|t| t.eq_ignore_ascii_case("hnsw")) => {}
                 "type" => return Err(Error::invalid(format!("unknown vector index type {v} (known: hnsw)"))),
                 "metric" => {
-                    params.metric = Metric::parse(v.as_str().ok_or_else(|| Error::invalid(format!("vector index metric must be a string, got {v}")))?)?
+                    params.metric = Metric::parse(
+                        v.as_str()
+                            .ok_or_else(|| Error::invalid(format!("vector index metric must be a string, got {v}")))?,
+                    )?
                 }
                 "m" => params.m = number()?,
                 "ef_construction" => params.ef_construction = number()?,
-                other => return Err(Error::invalid(format!("unknown vector index field '{other}' (known: type, metric, m, ef_construction)"))),
+                other => {
+                    return Err(Error::invalid(format!(
+                        "unknown vector index field '{other}' (known: type, metric, m, ef_construction)"
+                    )))
+                }
             }
         }
         params.validate()
@@ -130,7 +142,8 @@ fn build_space<'v>(vectors: &'v [f32], dimension: usize, metric: Metric, kernels
             dimension,
         ),
         Metric::InnerProduct => {
-            let max = vectors.par_chunks_exact(dimension).map(norm_sq).filter(|n| n.is_finite()).reduce(|| 0.0, f32::max);
+            let max =
+                vectors.par_chunks_exact(dimension).map(norm_sq).filter(|n| n.is_finite()).reduce(|| 0.0, f32::max);
             (
                 Cow::Owned(
                     vectors
@@ -190,7 +203,13 @@ impl HnswGraph<'static> {
         Ok(Self::from_lists(params, dimension, rows, entry, lists))
     }
 
-    fn from_lists(params: HnswParams, dimension: usize, rows: usize, entry: u32, lists: Vec<Vec<(u32, Vec<u32>)>>) -> Self {
+    fn from_lists(
+        params: HnswParams,
+        dimension: usize,
+        rows: usize,
+        entry: u32,
+        lists: Vec<Vec<(u32, Vec<u32>)>>,
+    ) -> Self {
         let layers = lists
             .into_iter()
             .enumerate()
@@ -221,7 +240,6 @@ impl HnswGraph<'static> {
         HnswGraph { params, dimension, rows, entry, layers }
     }
 }
-
 
 /// Builds a graph as the HNSW paper does (Malkov and Yashunin, algorithms 1 to 4): each point, on a
 /// random level, is linked on every layer up to its level to neighbours chosen by the heuristic
@@ -257,7 +275,10 @@ impl<'v> Builder<'v> {
                 })
             })
             .collect();
-        let links = levels.iter().map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize + 1]))).collect();
+        let links = levels
+            .iter()
+            .map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize + 1])))
+            .collect();
         Builder {
             space,
             width,
@@ -308,7 +329,8 @@ impl<'v> Builder<'v> {
         let Some((&first, rest)) = rows.split_first() else {
             return (NO_ENTRY, vec![Vec::new()]);
         };
-        *self.entry.write().expect("an HNSW build lock") = (first, self.levels[first as usize].expect("a node") as usize);
+        *self.entry.write().expect("an HNSW build lock") =
+            (first, self.levels[first as usize].expect("a node") as usize);
         if rows.len() < PARALLEL_FROM {
             rest.iter().for_each(|&row| self.insert(row));
         } else {
@@ -350,7 +372,8 @@ impl<'v> Builder<'v> {
         for layer in (0..=level.min(top)).rev() {
             let found = self.search_layer(point, &entries, layer);
             let chosen = self.select(&found, self.m);
-            self.links[row as usize].lock().expect("an HNSW build lock")[layer] = chosen.iter().map(|c| c.row).collect();
+            self.links[row as usize].lock().expect("an HNSW build lock")[layer] =
+                chosen.iter().map(|c| c.row).collect();
             for neighbour in &chosen {
                 self.link(neighbour.row, row, neighbour.distance, layer);
             }
@@ -478,8 +501,11 @@ impl<'a> HnswGraph<'a> {
             return Err(corrupt("not an HNSW graph".into()));
         }
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        let metric = *Metric::ALL.get(u32_at(8) as usize).ok_or_else(|| corrupt(format!("unknown metric code {}", u32_at(8))))?;
-        let (dim, count) = (u32_at(12) as usize, u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize);
+        let metric = *Metric::ALL
+            .get(u32_at(8) as usize)
+            .ok_or_else(|| corrupt(format!("unknown metric code {}", u32_at(8))))?;
+        let (dim, count) =
+            (u32_at(12) as usize, u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize);
         if dim != dimension || count != rows {
             return Err(corrupt(format!("covers {count} x {dim}, the data file {rows} x {dimension}")));
         }
@@ -491,13 +517,15 @@ impl<'a> HnswGraph<'a> {
         let body = &bytes[HEADER..];
         // SAFETY: any 4 bytes are a valid u32; align_to only hands out the aligned middle part.
         let (head, aligned, _) = unsafe { body.align_to::<u32>() };
-        let words: Cow<'a, [u32]> = if head.is_empty() && aligned.len() * 4 == body.len() && cfg!(target_endian = "little") {
-            Cow::Borrowed(aligned)
-        } else {
-            Cow::Owned(body.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
-        };
+        let words: Cow<'a, [u32]> =
+            if head.is_empty() && aligned.len() * 4 == body.len() && cfg!(target_endian = "little") {
+                Cow::Borrowed(aligned)
+            } else {
+                Cow::Owned(body.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+            };
         let section = |at: usize, len: usize| -> Result<Cow<'a, [u32]>> {
-            let end = at.checked_add(len).filter(|end| *end <= words.len()).ok_or_else(|| corrupt("is truncated".into()))?;
+            let end =
+                at.checked_add(len).filter(|end| *end <= words.len()).ok_or_else(|| corrupt("is truncated".into()))?;
             Ok(match &words {
                 Cow::Borrowed(all) => Cow::Borrowed(&all[at..end]),
                 Cow::Owned(all) => Cow::Owned(all[at..end].to_vec()),
@@ -540,7 +568,14 @@ impl<'a> HnswGraph<'a> {
     /// greedy descent through the upper layers, then a best-first search of layer 0 that keeps the
     /// `ef` best allowed rows (`ef` is raised to k). Rows `allowed` refuses are still walked
     /// through, so a filter does not cut the graph apart.
-    pub fn search(&self, query: &FloatQuery, vectors: &[f32], k: usize, ef: usize, allowed: &BooleanBuffer) -> Result<Vec<Neighbor>> {
+    pub fn search(
+        &self,
+        query: &FloatQuery,
+        vectors: &[f32],
+        k: usize,
+        ef: usize,
+        allowed: &BooleanBuffer,
+    ) -> Result<Vec<Neighbor>> {
         let dim = self.dimension;
         if query.dimension() != dim || vectors.len() != self.rows * dim || allowed.len() != self.rows {
             return Err(Error::Internal(format!(
@@ -563,7 +598,10 @@ impl<'a> HnswGraph<'a> {
         let mut best = distance(self.entry)?;
         for layer in self.layers[1..].iter().rev() {
             loop {
-                let node = layer.rows.binary_search(&best.row).map_err(|_| corrupt("an upper-layer neighbour is missing from its layer"))?;
+                let node = layer
+                    .rows
+                    .binary_search(&best.row)
+                    .map_err(|_| corrupt("an upper-layer neighbour is missing from its layer"))?;
                 let mut moved = false;
                 for &next in layer.of(node) {
                     let candidate = distance(next)?;
@@ -723,7 +761,8 @@ mod tests {
         (0..rows * dim)
             .map(|i| {
                 let (row, d, c) = (i / dim, i % dim, i / dim % CLUSTERS);
-                let spread: f32 = (0..LATENT).map(|j| coefficients[row * LATENT + j] * basis[(c * LATENT + j) * dim + d]).sum();
+                let spread: f32 =
+                    (0..LATENT).map(|j| coefficients[row * LATENT + j] * basis[(c * LATENT + j) * dim + d]).sum();
                 centres[c * dim + d] + 0.5 * spread + 0.02 * noise[i]
             })
             .collect()
@@ -733,7 +772,10 @@ mod tests {
     fn queries_near(vectors: &[f32], dim: usize, count: usize) -> Vec<f32> {
         let rows = vectors.len() / dim;
         let nudge = test_values(77, count * dim);
-        (0..count).flat_map(|q| (0..dim).map(move |d| (q, d))).map(|(q, d)| vectors[(q * (rows / count) + 3) * dim + d] + 0.1 * nudge[q * dim + d]).collect()
+        (0..count)
+            .flat_map(|q| (0..dim).map(move |d| (q, d)))
+            .map(|(q, d)| vectors[(q * (rows / count) + 3) * dim + d] + 0.1 * nudge[q * dim + d])
+            .collect()
     }
 
     fn recall(found: &[Neighbor], truth: &[Neighbor]) -> f64 {
@@ -750,7 +792,8 @@ mod tests {
         // A filter passing every tenth row.
         let tenth = BooleanBuffer::collect_bool(rows, |i| i % 10 == 3);
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
-            let graph = HnswGraph::build(&vectors, dim, &all, HnswParams { metric, m: 12, ef_construction: 100 }).unwrap();
+            let graph =
+                HnswGraph::build(&vectors, dim, &all, HnswParams { metric, m: 12, ef_construction: 100 }).unwrap();
             let (mut plain, mut filtered) = (0.0, 0.0);
             for q in queries.chunks_exact(dim) {
                 let query = FloatQuery::new(metric, q.to_vec(), dim).unwrap();
@@ -759,7 +802,11 @@ mod tests {
                 assert_eq!(found.len(), k);
                 assert!(found.windows(2).all(|w| w[0] <= w[1]), "nearest first");
                 for n in &found {
-                    assert_eq!(n.distance, query.distance(&vectors[n.ordinal as usize * dim..][..dim]), "true distances");
+                    assert_eq!(
+                        n.distance,
+                        query.distance(&vectors[n.ordinal as usize * dim..][..dim]),
+                        "true distances"
+                    );
                 }
                 plain += recall(&found, &truth);
                 let truth = exact_top_k(&query, &vectors, Some(&tenth), 0, k).into_sorted();
@@ -778,7 +825,9 @@ mod tests {
         let (rows, dim, k) = (PARALLEL_FROM + 2000, 24, 10);
         let vectors = clustered(21, rows, dim);
         let all = BooleanBuffer::new_set(rows);
-        let graph = HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::L2, m: 12, ef_construction: 80 }).unwrap();
+        let graph =
+            HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::L2, m: 12, ef_construction: 80 })
+                .unwrap();
         let queries = queries_near(&vectors, dim, 30);
         let mut total = 0.0;
         for q in queries.chunks_exact(dim) {
@@ -795,7 +844,9 @@ mod tests {
         let (rows, dim, k) = (PARALLEL_FROM + 2000, 32, 10);
         let vectors = clustered(31, rows, dim);
         let all = BooleanBuffer::new_set(rows);
-        let ours = HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::L2, m: 12, ef_construction: 100 }).unwrap();
+        let ours =
+            HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::L2, m: 12, ef_construction: 100 })
+                .unwrap();
         let theirs = Hnsw::<f32, DistL2>::new(12, rows, MAX_LAYERS, 100, DistL2 {});
         theirs.parallel_insert_slice(&vectors.chunks_exact(dim).enumerate().map(|(i, v)| (v, i)).collect());
         // Both builds insert in parallel, so neither graph is the same twice: a single low ef over 50
@@ -807,7 +858,11 @@ mod tests {
                 let query = FloatQuery::new(Metric::L2, q.to_vec(), dim).unwrap();
                 let truth = exact_top_k(&query, &vectors, None, 0, k).into_sorted();
                 our_recall += recall(&ours.search(&query, &vectors, k, ef, &all).unwrap(), &truth);
-                let found: Vec<Neighbor> = theirs.search(q, k, ef).iter().map(|n| Neighbor { distance: n.distance, ordinal: n.d_id as u64 }).collect();
+                let found: Vec<Neighbor> = theirs
+                    .search(q, k, ef)
+                    .iter()
+                    .map(|n| Neighbor { distance: n.distance, ordinal: n.d_id as u64 })
+                    .collect();
                 their_recall += recall(&found, &truth);
                 searches += 1.0;
             }
@@ -826,11 +881,19 @@ mod tests {
         let found = graph.search(&query, &vectors, 50, 400, &BooleanBuffer::new_set(rows)).unwrap();
         assert!(found.iter().all(|n| n.ordinal % 3 != 0));
         let truth = exact_top_k(&query, &vectors, Some(&valid), 0, 50).into_sorted();
-        assert_eq!(found.iter().map(|n| n.ordinal).collect::<Vec<_>>(), truth.iter().map(|n| n.ordinal).collect::<Vec<_>>());
+        assert_eq!(
+            found.iter().map(|n| n.ordinal).collect::<Vec<_>>(),
+            truth.iter().map(|n| n.ordinal).collect::<Vec<_>>()
+        );
         let empty = HnswGraph::build(&vectors, dim, &BooleanBuffer::new_unset(rows), HnswParams::default()).unwrap();
         assert!(empty.search(&query, &vectors, 5, 10, &valid).unwrap().is_empty());
-        let one = HnswGraph::build(&vectors, dim, &BooleanBuffer::collect_bool(rows, |i| i == 7), HnswParams::default()).unwrap();
-        assert_eq!(one.search(&query, &vectors, 5, 10, &valid).unwrap().iter().map(|n| n.ordinal).collect::<Vec<_>>(), vec![7]);
+        let one =
+            HnswGraph::build(&vectors, dim, &BooleanBuffer::collect_bool(rows, |i| i == 7), HnswParams::default())
+                .unwrap();
+        assert_eq!(
+            one.search(&query, &vectors, 5, 10, &valid).unwrap().iter().map(|n| n.ordinal).collect::<Vec<_>>(),
+            vec![7]
+        );
     }
 
     #[test]
@@ -838,12 +901,16 @@ mod tests {
         let (rows, dim) = (1000, 16);
         let vectors = clustered(5, rows, dim);
         let all = BooleanBuffer::new_set(rows);
-        let graph = HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::Cosine, m: 8, ef_construction: 50 }).unwrap();
+        let graph =
+            HnswGraph::build(&vectors, dim, &all, HnswParams { metric: Metric::Cosine, m: 8, ef_construction: 50 })
+                .unwrap();
         let bytes = graph.to_bytes();
         let parsed = HnswGraph::parse(&bytes, rows, dim, "g").unwrap();
         assert_eq!(parsed.params, graph.params);
         let query = FloatQuery::new(Metric::Cosine, test_values(11, dim), dim).unwrap();
-        let ids = |g: &HnswGraph| g.search(&query, &vectors, 10, 40, &all).unwrap().iter().map(|n| n.ordinal).collect::<Vec<_>>();
+        let ids = |g: &HnswGraph| {
+            g.search(&query, &vectors, 10, 40, &all).unwrap().iter().map(|n| n.ordinal).collect::<Vec<_>>()
+        };
         assert_eq!(ids(&parsed), ids(&graph));
         // Unaligned input is read through a copy, with the same answer.
         let mut shifted = vec![0u8];
@@ -867,7 +934,10 @@ mod tests {
     fn index_definitions_read_their_json_and_refuse_bad_ones() {
         let params = HnswParams { metric: Metric::InnerProduct, m: 24, ef_construction: 300 };
         assert_eq!(HnswParams::from_json(&params.to_json()).unwrap(), params);
-        assert_eq!(HnswParams::from_json(r#"{"metric":"cosine"}"#).unwrap(), HnswParams { metric: Metric::Cosine, ..HnswParams::default() });
+        assert_eq!(
+            HnswParams::from_json(r#"{"metric":"cosine"}"#).unwrap(),
+            HnswParams { metric: Metric::Cosine, ..HnswParams::default() }
+        );
         for (json, says) in [
             (r#"{"type":"ivf"}"#, "unknown vector index type"),
             (r#"{"m":1}"#, "m must be between 2 and 128"),

@@ -171,7 +171,6 @@ mod x86 {
         _mm_cvtss_f32(s)
     }
 
-
     #[target_feature(enable = "avx2,fma")]
     unsafe fn avx2_dot_and_norm(a: &[f32], b: &[f32]) -> (f32, f32) {
         (avx2_dot(a, b), avx2_norm(a, b))
@@ -220,10 +219,14 @@ mod x86 {
         };
     }
 
-    avx512_reduce!(avx512_l2_squared, |x, y, acc| {
-        let d = _mm512_sub_ps(x, y);
-        _mm512_fmadd_ps(d, d, acc)
-    }, |x, y| (x - y) * (x - y));
+    avx512_reduce!(
+        avx512_l2_squared,
+        |x, y, acc| {
+            let d = _mm512_sub_ps(x, y);
+            _mm512_fmadd_ps(d, d, acc)
+        },
+        |x, y| (x - y) * (x - y)
+    );
 
     avx512_reduce!(avx512_dot, |x, y, acc| _mm512_fmadd_ps(x, y, acc), |x, y| x * y);
 
@@ -319,15 +322,31 @@ mod x86 {
     /// The four reductions over rows of one element type.
     macro_rules! kernel_set {
         ($feature:literal, $t:ty, $load:ident, $widen:ident, $l2:ident, $dot:ident, $l1:ident, $norm:ident) => {
-            reduce!($feature, $l2, $t, $load, $widen, |x, y, acc| {
-                let d = _mm256_sub_ps(x, y);
-                _mm256_fmadd_ps(d, d, acc)
-            }, |x, y| (x - y) * (x - y));
+            reduce!(
+                $feature,
+                $l2,
+                $t,
+                $load,
+                $widen,
+                |x, y, acc| {
+                    let d = _mm256_sub_ps(x, y);
+                    _mm256_fmadd_ps(d, d, acc)
+                },
+                |x, y| (x - y) * (x - y)
+            );
             reduce!($feature, $dot, $t, $load, $widen, |x, y, acc| _mm256_fmadd_ps(x, y, acc), |x, y| x * y);
-            reduce!($feature, $l1, $t, $load, $widen, |x, y, acc| {
-                let d = _mm256_sub_ps(x, y);
-                _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
-            }, |x, y| (x - y).abs());
+            reduce!(
+                $feature,
+                $l1,
+                $t,
+                $load,
+                $widen,
+                |x, y, acc| {
+                    let d = _mm256_sub_ps(x, y);
+                    _mm256_add_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), d))
+                },
+                |x, y| (x - y).abs()
+            );
             reduce!($feature, $norm, $t, $load, $widen, |_x, y, acc| _mm256_fmadd_ps(y, y, acc), |_x, y| y * y);
         };
     }
@@ -396,10 +415,14 @@ mod neon {
         };
     }
 
-    neon_reduce!(neon_l2_squared, |x, y, acc| {
-        let d = vsubq_f32(x, y);
-        vfmaq_f32(acc, d, d)
-    }, |x, y| (x - y) * (x - y));
+    neon_reduce!(
+        neon_l2_squared,
+        |x, y, acc| {
+            let d = vsubq_f32(x, y);
+            vfmaq_f32(acc, d, d)
+        },
+        |x, y| (x - y) * (x - y)
+    );
     neon_reduce!(neon_dot, |x, y, acc| vfmaq_f32(acc, x, y), |x, y| x * y);
     neon_reduce!(neon_l1, |x, y, acc| vaddq_f32(acc, vabdq_f32(x, y)), |x, y| (x - y).abs());
 }
@@ -414,7 +437,9 @@ pub fn hamming(a: &[u8], b: &[u8]) -> u32 {
     let words = wa
         .chunks_exact(8)
         .zip(wb.chunks_exact(8))
-        .map(|(x, y)| (u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap())).count_ones())
+        .map(|(x, y)| {
+            (u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap())).count_ones()
+        })
         .sum::<u32>();
     words + ta.iter().zip(tb).map(|(x, y)| (x ^ y).count_ones()).sum::<u32>()
 }

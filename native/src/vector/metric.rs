@@ -27,7 +27,8 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in the order the docs list them.
-    pub const ALL: [Metric; 6] = [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1, Metric::Hamming, Metric::Jaccard];
+    pub const ALL: [Metric; 6] =
+        [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1, Metric::Hamming, Metric::Jaccard];
 
     /// The metric's canonical name.
     pub fn name(self) -> &'static str {
@@ -196,7 +197,9 @@ impl BitQuery {
     /// A query from its bytes given as numbers 0..=255 (how engines pass a binary query beside float ones).
     pub fn new(metric: Metric, bytes: &[f32]) -> Result<Self> {
         if !metric.is_binary() {
-            return Err(Error::invalid(format!("metric '{metric}' compares float vectors, not bit-packed binary vectors")));
+            return Err(Error::invalid(format!(
+                "metric '{metric}' compares float vectors, not bit-packed binary vectors"
+            )));
         }
         if bytes.is_empty() {
             return Err(Error::invalid("binary query vector is empty"));
@@ -207,7 +210,12 @@ impl BitQuery {
     /// The distance from the query to `row`, which must be as long as the query.
     pub fn distance(&self, row: &[u8]) -> Result<f32> {
         if row.len() != self.bits.len() {
-            return Err(Error::invalid(format!("{}: bit vectors of {} and {} bytes", self.metric, self.bits.len(), row.len())));
+            return Err(Error::invalid(format!(
+                "{}: bit vectors of {} and {} bytes",
+                self.metric,
+                self.bits.len(),
+                row.len()
+            )));
         }
         Ok(match self.metric {
             Metric::Hamming => hamming(&self.bits, row) as f32,
@@ -220,7 +228,13 @@ impl BitQuery {
 pub fn binary_query(values: &[f32]) -> Result<Vec<u8>> {
     values
         .iter()
-        .map(|&v| if (0.0..=255.0).contains(&v) && v.fract() == 0.0 { Ok(v as u8) } else { Err(Error::invalid(format!("binary query byte {v} is not in 0..=255"))) })
+        .map(|&v| {
+            if (0.0..=255.0).contains(&v) && v.fract() == 0.0 {
+                Ok(v as u8)
+            } else {
+                Err(Error::invalid(format!("binary query byte {v} is not in 0..=255")))
+            }
+        })
         .collect()
 }
 

@@ -81,7 +81,15 @@ impl VectorSearch {
 
     /// A search that uses the column's index, if any, as [`IndexUse::Default`] says.
     pub fn new(column: impl Into<String>, query: Vec<f32>, metric: Metric, k: usize) -> Self {
-        VectorSearch { column: column.into(), query, metric, k, index: IndexUse::Default, backend: Backend::Auto, nulls_first: false }
+        VectorSearch {
+            column: column.into(),
+            query,
+            metric,
+            k,
+            index: IndexUse::Default,
+            backend: Backend::Auto,
+            nulls_first: false,
+        }
     }
 
     /// Checks the search against the schema of what it reads: the column exists and holds float
@@ -171,10 +179,15 @@ fn row_distance<'a>(query: &'a Prepared, column: &'a dyn Array) -> Result<Box<dy
             let (indices, values) = sparse_lists(column)?;
             Box::new(move |i| {
                 let (idx, val) = (indices.value(i), values.value(i));
-                query.distance(idx.as_primitive::<arrow::datatypes::Int32Type>().values(), val.as_primitive::<Float32Type>().values())
+                query.distance(
+                    idx.as_primitive::<arrow::datatypes::Int32Type>().values(),
+                    val.as_primitive::<Float32Type>().values(),
+                )
             })
         }
-        Prepared::Float(_) => return Err(Error::Internal("float vectors are searched in blocks, not row by row".into())),
+        Prepared::Float(_) => {
+            return Err(Error::Internal("float vectors are searched in blocks, not row by row".into()))
+        }
     })
 }
 
@@ -316,9 +329,12 @@ impl Hits {
                 neighbor: Neighbor { distance: f32::NAN, ordinal: first_ordinal + row as u64 },
             }));
         }
-        let positions = UInt32Array::from_iter_values(keys.iter().map(|key| (key.neighbor.ordinal - first_ordinal) as u32));
+        let positions =
+            UInt32Array::from_iter_values(keys.iter().map(|key| (key.neighbor.ordinal - first_ordinal) as u32));
         let mut columns = take(&positions)?;
-        columns.push(Arc::new(keys.iter().map(|key| (!key.null).then_some(key.neighbor.distance as f64)).collect::<Float64Array>()));
+        columns.push(Arc::new(
+            keys.iter().map(|key| (!key.null).then_some(key.neighbor.distance as f64)).collect::<Float64Array>(),
+        ));
         let batch = RecordBatch::try_new_with_options(
             self.schema.clone(),
             columns,
@@ -373,7 +389,14 @@ const GPU_MAX_LEFT_OUT: usize = 4096;
 /// The `k` rows of `with_vector` in `vectors` nearest `query`, nearest first, ordinals from
 /// `first_ordinal`: on the CPU, or on a GPU when `backend` chooses one, asked for the k nearest of
 /// every row plus as many as are left out, and those then dropped (the answer is the same).
-fn block_top_k(query: &FloatQuery, vectors: &[f32], with_vector: &BooleanBuffer, first_ordinal: u64, k: usize, backend: Backend) -> Result<Vec<Neighbor>> {
+fn block_top_k(
+    query: &FloatQuery,
+    vectors: &[f32],
+    with_vector: &BooleanBuffer,
+    first_ordinal: u64,
+    k: usize,
+    backend: Backend,
+) -> Result<Vec<Neighbor>> {
     let left_out = with_vector.len() - with_vector.count_set_bits();
     let chosen = match backend {
         _ if vectors.is_empty() => Backend::Cpu,
@@ -383,7 +406,8 @@ fn block_top_k(query: &FloatQuery, vectors: &[f32], with_vector: &BooleanBuffer,
     if matches!(chosen, Backend::Cpu | Backend::Auto) {
         return Ok(exact_top_k(query, vectors, Some(with_vector), first_ordinal, k).into_sorted());
     }
-    let found = batch_top_k(vectors, query.dimension(), query.metric(), &[query.vector().to_vec()], k + left_out, chosen)?;
+    let found =
+        batch_top_k(vectors, query.dimension(), query.metric(), &[query.vector().to_vec()], k + left_out, chosen)?;
     let hits = found.neighbors.into_iter().next().unwrap_or_default();
     Ok(hits
         .into_iter()
@@ -414,9 +438,15 @@ pub fn search_batches(
         let items = batch.column(vector_index).as_fixed_size_list().values().as_primitive::<Float32Type>().clone();
         let projected = batch.project(&output_indices)?;
         // Blocks of a record batch are too small to pay for a GPU.
-        hits.search_block(query, &items.values()[..rows * query.dimension()], &with_vector, &passed, ordinal, Backend::Cpu, |positions| {
-            Ok(take_record_batch(&projected, positions)?.columns().to_vec())
-        })?;
+        hits.search_block(
+            query,
+            &items.values()[..rows * query.dimension()],
+            &with_vector,
+            &passed,
+            ordinal,
+            Backend::Cpu,
+            |positions| Ok(take_record_batch(&projected, positions)?.columns().to_vec()),
+        )?;
         ordinal += rows as u64;
     }
     Ok(hits)
@@ -424,7 +454,8 @@ pub fn search_batches(
 
 /// The vector column's and the output columns' positions in `input`, and no hits yet.
 fn search_setup(input: &Schema, output: &[String], column: &str, wanted: Wanted) -> Result<(usize, Vec<usize>, Hits)> {
-    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
+    let vector_index =
+        input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
     let output_indices = output
         .iter()
         .map(|n| input.index_of(n).map_err(|_| Error::NotFound(format!("column '{n}' is not in the table schema"))))
@@ -466,7 +497,11 @@ pub fn search_row_batches(
 
 /// The rows of `batch` that pass `filter` and have a vector in column `vector_index` (a non-null
 /// value; for sparse vectors, both lists too), and the rows that pass `filter` at all.
-fn row_candidates(batch: &RecordBatch, vector_index: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
+fn row_candidates(
+    batch: &RecordBatch,
+    vector_index: usize,
+    filter: Option<&Predicate>,
+) -> Result<(BooleanBuffer, BooleanBuffer)> {
     let passed = passing(batch, filter)?;
     let column = batch.column(vector_index);
     let mut valid = column.logical_nulls().map(|n| n.into_inner());
@@ -494,16 +529,21 @@ fn passing(batch: &RecordBatch, filter: Option<&Predicate>) -> Result<BooleanBuf
 
 /// The rows of `batch` that pass `filter` and have a whole vector in column `vector_index`, and the
 /// rows that pass `filter` at all.
-fn candidates(batch: &RecordBatch, vector_index: usize, dim: usize, filter: Option<&Predicate>) -> Result<(BooleanBuffer, BooleanBuffer)> {
+fn candidates(
+    batch: &RecordBatch,
+    vector_index: usize,
+    dim: usize,
+    filter: Option<&Predicate>,
+) -> Result<(BooleanBuffer, BooleanBuffer)> {
     let rows = batch.num_rows();
-    let vectors = batch
-        .column(vector_index)
-        .as_fixed_size_list_opt()
-        .ok_or_else(|| Error::invalid(format!("column '{}' is not a float vector column", batch.schema().field(vector_index).name())))?;
+    let vectors = batch.column(vector_index).as_fixed_size_list_opt().ok_or_else(|| {
+        Error::invalid(format!("column '{}' is not a float vector column", batch.schema().field(vector_index).name()))
+    })?;
     let mut whole = vectors.logical_nulls().map(|n| n.into_inner());
     if let Some(item_nulls) = vectors.values().logical_nulls() {
         // A vector with a null element has no distance, like a null vector.
-        let complete: BooleanBuffer = (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
+        let complete: BooleanBuffer =
+            (0..rows).map(|r| (r * dim..(r + 1) * dim).all(|i| item_nulls.is_valid(i))).collect();
         whole = Some(and(whole, complete));
     }
     let passed = passing(batch, filter)?;
@@ -518,12 +558,14 @@ fn candidates(batch: &RecordBatch, vector_index: usize, dim: usize, filter: Opti
 /// `query` in a last `_distance` column, null where the row has no whole vector.
 pub fn with_distances(inner: BatchStream, query: Prepared, column: &str, output: Vec<usize>) -> Result<BatchStream> {
     let input = inner.schema();
-    let vector_index = input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
+    let vector_index =
+        input.index_of(column).map_err(|_| Error::NotFound(format!("vector column '{column}' is not read")))?;
     let schema = Hits::schema_for(&input.project(&output)?)?;
     let out = schema.clone();
     let batches = inner.map(move |batch| -> std::result::Result<RecordBatch, ArrowError> {
         let batch = batch?;
-        let distances = row_distances(&batch, vector_index, &query).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+        let distances =
+            row_distances(&batch, vector_index, &query).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
         let mut columns = batch.project(&output)?.columns().to_vec();
         columns.push(Arc::new(distances));
         RecordBatch::try_new(out.clone(), columns)
@@ -546,7 +588,9 @@ fn row_distances(batch: &RecordBatch, vector_index: usize, query: &Prepared) -> 
         Prepared::Bits(_) | Prepared::Sparse(_) => {
             let (with_vector, _) = row_candidates(batch, vector_index, None)?;
             let distance = row_distance(query, batch.column(vector_index).as_ref())?;
-            (0..batch.num_rows()).map(|r| with_vector.value(r).then(|| distance(r).map(f64::from)).transpose()).collect()
+            (0..batch.num_rows())
+                .map(|r| with_vector.value(r).then(|| distance(r).map(f64::from)).transpose())
+                .collect()
         }
     }
 }
@@ -581,8 +625,17 @@ mod tests {
             Field::new("embedding", DataType::FixedSizeList(item.clone(), dim as i32), true),
         ]);
         let nulls = arrow::buffer::NullBuffer::from((0..rows).map(|i| i % 7 != 5).collect::<Vec<_>>());
-        let vectors = FixedSizeListArray::new(item, dim as i32, Arc::new(Float32Array::from(test_values(seed, rows * dim))), Some(nulls));
-        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Int64Array::from_iter_values(0..rows as i64)), Arc::new(vectors)]).unwrap()
+        let vectors = FixedSizeListArray::new(
+            item,
+            dim as i32,
+            Arc::new(Float32Array::from(test_values(seed, rows * dim))),
+            Some(nulls),
+        );
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![Arc::new(Int64Array::from_iter_values(0..rows as i64)), Arc::new(vectors)],
+        )
+        .unwrap()
     }
 
     #[test]
@@ -594,10 +647,19 @@ mod tests {
         let query = search.prepare(&schema).unwrap();
         let filter = Predicate::from_json(r#"{"op":"gt","column":"id","value":100}"#).unwrap();
         let output = vec!["id".to_owned()];
-        let whole = search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", Some(&filter), 25, 0)
-            .unwrap()
-            .finish()
-            .unwrap();
+        let whole = search_batches(
+            std::iter::once(Ok(all.clone())),
+            &schema,
+            &output,
+            &query,
+            "embedding",
+            Some(&filter),
+            25,
+            0,
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
         // Three splits with ordinals continuing where the last ended, merged in another order.
         let parts: Vec<Hits> = [(0, 1000), (1000, 1700), (1700, 3000)]
             .into_iter()
@@ -625,18 +687,24 @@ mod tests {
         let search = VectorSearch::new("embedding", vec![0.1, 0.2], Metric::L1, 14);
         let query = search.prepare(&schema).unwrap();
         let output = vec!["id".to_owned()];
-        let found = search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", None, 14, 0)
-            .unwrap()
-            .finish()
-            .unwrap();
+        let found =
+            search_batches(std::iter::once(Ok(all.clone())), &schema, &output, &query, "embedding", None, 14, 0)
+                .unwrap()
+                .finish()
+                .unwrap();
         let ids = found.column(0).as_primitive::<Int64Type>().values().to_vec();
         assert_eq!(&ids[12..], &[5, 12]);
         let distances = found.column(1).as_primitive::<arrow::datatypes::Float64Type>();
         assert_eq!(distances.null_count(), 2);
         assert!(distances.is_null(12) && distances.is_null(13));
         // Every row's distance, in stream order, agrees with the top-k's.
-        let stream: BatchStream = Box::new(arrow::record_batch::RecordBatchIterator::new(vec![Ok(all.clone())], schema.clone()));
-        let every = with_distances(stream, super::Prepared::Float(query), "embedding", vec![0]).unwrap().next().unwrap().unwrap();
+        let stream: BatchStream =
+            Box::new(arrow::record_batch::RecordBatchIterator::new(vec![Ok(all.clone())], schema.clone()));
+        let every = with_distances(stream, super::Prepared::Float(query), "embedding", vec![0])
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
         let every_d = every.column(1).as_primitive::<arrow::datatypes::Float64Type>();
         for (rank, id) in ids.iter().enumerate() {
             assert_eq!(every_d.is_null(*id as usize), distances.is_null(rank));
@@ -656,8 +724,17 @@ mod tests {
             let rows = 14 / slices;
             let streams = (0..slices).map(|s| {
                 let part = all.slice(s * rows, if s + 1 == slices { 14 - s * rows } else { rows });
-                search_batches(std::iter::once(Ok(part)), &schema, &output, &query, "embedding", None, Wanted { k, nulls_first }, (s * rows) as u64)
-                    .unwrap()
+                search_batches(
+                    std::iter::once(Ok(part)),
+                    &schema,
+                    &output,
+                    &query,
+                    "embedding",
+                    None,
+                    Wanted { k, nulls_first },
+                    (s * rows) as u64,
+                )
+                .unwrap()
             });
             let found = streams.reduce(|a, b| a.merge(b).unwrap()).unwrap().finish().unwrap();
             let nulls = found.column(1).null_count();

@@ -43,15 +43,15 @@ impl SidecarBuilder {
     }
 
     pub fn append(&mut self, column: &dyn Array) -> Result<()> {
-        let list = column
-            .as_fixed_size_list_opt()
-            .filter(|l| l.value_length() as usize == self.dimension)
-            .ok_or_else(|| Error::Internal(format!("sidecar of field {} expects float[{}]", self.field_id, self.dimension)))?;
+        let list = column.as_fixed_size_list_opt().filter(|l| l.value_length() as usize == self.dimension).ok_or_else(
+            || Error::Internal(format!("sidecar of field {} expects float[{}]", self.field_id, self.dimension)),
+        )?;
         let items = list.values().as_primitive::<Float32Type>();
         let values = &items.values()[..list.len() * self.dimension];
         for row in 0..list.len() {
             let whole = list.is_valid(row)
-                && (items.null_count() == 0 || (row * self.dimension..(row + 1) * self.dimension).all(|i| items.is_valid(i)));
+                && (items.null_count() == 0
+                    || (row * self.dimension..(row + 1) * self.dimension).all(|i| items.is_valid(i)));
             self.validity.push(whole);
             if whole {
                 self.values.extend_from_slice(&values[row * self.dimension..(row + 1) * self.dimension]);
@@ -127,7 +127,9 @@ impl<'a> Sidecar<'a> {
         let vectors = if head.is_empty() && floats.len() == rows * dim && cfg!(target_endian = "little") {
             std::borrow::Cow::Borrowed(floats)
         } else {
-            std::borrow::Cow::Owned(data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect())
+            std::borrow::Cow::Owned(
+                data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect(),
+            )
         };
         Ok(Sidecar { dimension: dim, rows, validity, vectors })
     }
@@ -151,7 +153,8 @@ mod tests {
     #[test]
     fn sidecars_round_trip_and_damage_is_named() {
         let item = Arc::new(Field::new("item", DataType::Float32, true));
-        let values = Float32Array::from(vec![Some(1.0), Some(2.0), Some(3.0), Some(4.0), None, Some(6.0), Some(7.0), Some(8.0)]);
+        let values =
+            Float32Array::from(vec![Some(1.0), Some(2.0), Some(3.0), Some(4.0), None, Some(6.0), Some(7.0), Some(8.0)]);
         let nulls = NullBuffer::from(vec![true, true, true, false]);
         let list = FixedSizeListArray::new(item, 2, Arc::new(values), Some(nulls));
         let mut builder = SidecarBuilder::new(3, 2);

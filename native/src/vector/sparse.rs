@@ -25,13 +25,18 @@ impl SparseQuery {
     /// A query from (position, value) pairs flattened into floats, in any order.
     pub fn from_pairs(metric: Metric, pairs: &[f32]) -> Result<Self> {
         if pairs.len() % 2 != 0 {
-            return Err(Error::invalid(format!("a sparse query is (position, value) pairs, but it holds {} numbers", pairs.len())));
+            return Err(Error::invalid(format!(
+                "a sparse query is (position, value) pairs, but it holds {} numbers",
+                pairs.len()
+            )));
         }
         let mut entries = Vec::with_capacity(pairs.len() / 2);
         for pair in pairs.chunks_exact(2) {
             let (position, value) = (pair[0], pair[1]);
             if !(0.0..MAX_QUERY_POSITION as f32).contains(&position) || position.fract() != 0.0 {
-                return Err(Error::invalid(format!("sparse query position {position} is not a whole number in 0..{MAX_QUERY_POSITION}")));
+                return Err(Error::invalid(format!(
+                    "sparse query position {position} is not a whole number in 0..{MAX_QUERY_POSITION}"
+                )));
             }
             entries.push((position as u32, value));
         }
@@ -63,7 +68,11 @@ impl SparseQuery {
     /// have as many of each, its positions strictly increasing and non-negative.
     pub fn distance(&self, indices: &[i32], values: &[f32]) -> Result<f32> {
         if indices.len() != values.len() {
-            return Err(Error::invalid(format!("sparse vector has {} indices but {} values", indices.len(), values.len())));
+            return Err(Error::invalid(format!(
+                "sparse vector has {} indices but {} values",
+                indices.len(),
+                values.len()
+            )));
         }
         if let Some(&i) = indices.iter().find(|&&i| i < 0) {
             return Err(Error::invalid(format!("sparse vector has a negative index {i}")));
@@ -148,7 +157,8 @@ mod tests {
                     continue;
                 };
                 let got = query.distance(&ri, &rv).unwrap();
-                let want = if metric == Metric::Cosine && rv.is_empty() { 1.0 } else { reference_distance(metric, &qd, &rd) };
+                let want =
+                    if metric == Metric::Cosine && rv.is_empty() { 1.0 } else { reference_distance(metric, &qd, &rd) };
                 assert!((f64::from(got) - want).abs() <= 1e-5 * (1.0 + want.abs()), "{metric}: {got} vs {want}");
             }
         }

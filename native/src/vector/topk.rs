@@ -102,7 +102,13 @@ impl TopK {
 
 /// The `k` nearest to `query` among `vectors` (rows of `query.dimension()` floats, back to back),
 /// skipping rows that `allowed` marks false. Row `i` has ordinal `first_ordinal + i`.
-pub fn exact_top_k(query: &FloatQuery, vectors: &[f32], allowed: Option<&BooleanBuffer>, first_ordinal: u64, k: usize) -> TopK {
+pub fn exact_top_k(
+    query: &FloatQuery,
+    vectors: &[f32],
+    allowed: Option<&BooleanBuffer>,
+    first_ordinal: u64,
+    k: usize,
+) -> TopK {
     let dim = query.dimension();
     assert!(dim > 0 && vectors.len() % dim == 0, "vectors are not whole rows of {dim}");
     let rows = vectors.len() / dim;
@@ -126,10 +132,13 @@ pub fn exact_top_k(query: &FloatQuery, vectors: &[f32], allowed: Option<&Boolean
     (0..rows.div_ceil(CHUNK_ROWS))
         .into_par_iter()
         .map(|c| scan(c * CHUNK_ROWS, ((c + 1) * CHUNK_ROWS).min(rows)))
-        .reduce(|| TopK::new(k), |mut a, b| {
-            a.merge(b);
-            a
-        })
+        .reduce(
+            || TopK::new(k),
+            |mut a, b| {
+                a.merge(b);
+                a
+            },
+        )
 }
 
 #[cfg(test)]
@@ -139,9 +148,14 @@ mod tests {
     use crate::vector::metric::{reference_distance, Metric};
     use crate::vector::test_values as values;
 
-
     /// Sorts every row by the float64 reference and keeps k: the obviously correct twin.
-    fn reference_top_k(metric: Metric, query: &[f32], vectors: &[f32], allowed: Option<&[bool]>, k: usize) -> Vec<(f64, u64)> {
+    fn reference_top_k(
+        metric: Metric,
+        query: &[f32],
+        vectors: &[f32],
+        allowed: Option<&[bool]>,
+        k: usize,
+    ) -> Vec<(f64, u64)> {
         let dim = query.len();
         let mut all: Vec<(f64, u64)> = vectors
             .chunks_exact(dim)
@@ -168,11 +182,20 @@ mod tests {
                 assert!(g.distance.is_nan());
                 continue;
             }
-            assert!((g.distance as f64 - w.0).abs() <= tol(w.0), "{metric} dim {dim}: distance {} vs {}", g.distance, w.0);
+            assert!(
+                (g.distance as f64 - w.0).abs() <= tol(w.0),
+                "{metric} dim {dim}: distance {} vs {}",
+                g.distance,
+                w.0
+            );
             if g.ordinal != w.1 {
                 let row = g.ordinal as usize;
                 let exact = reference_distance(metric, query, &vectors[row * dim..(row + 1) * dim]);
-                assert!((exact - w.0).abs() <= tol(w.0), "{metric} dim {dim}: row {row} at {exact} is not a tie of {}", w.0);
+                assert!(
+                    (exact - w.0).abs() <= tol(w.0),
+                    "{metric} dim {dim}: row {row} at {exact} is not a tie of {}",
+                    w.0
+                );
             }
         }
     }
@@ -191,7 +214,13 @@ mod tests {
                     for k in [1, 10, 1000] {
                         let q = FloatQuery::with_kernels(metric, query.clone(), dim, kernels).unwrap();
                         let got = exact_top_k(&q, &vectors, None, 0, k).into_sorted();
-                        assert_matches(metric, &query, &vectors, &got, &reference_top_k(metric, &query, &vectors, None, k));
+                        assert_matches(
+                            metric,
+                            &query,
+                            &vectors,
+                            &got,
+                            &reference_top_k(metric, &query, &vectors, None, k),
+                        );
                         let got = exact_top_k(&q, &vectors, Some(&mask), 0, k).into_sorted();
                         let want = reference_top_k(metric, &query, &vectors, Some(&allowed), k);
                         assert_matches(metric, &query, &vectors, &got, &want);
@@ -214,7 +243,10 @@ mod tests {
             single.push(Neighbor { distance: q.distance(v), ordinal: 1_000 + i as u64 });
         }
         let single = single.into_sorted();
-        assert_eq!(parallel.iter().map(|n| n.ordinal).collect::<Vec<_>>(), single.iter().map(|n| n.ordinal).collect::<Vec<_>>());
+        assert_eq!(
+            parallel.iter().map(|n| n.ordinal).collect::<Vec<_>>(),
+            single.iter().map(|n| n.ordinal).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -227,12 +259,18 @@ mod tests {
         // Distances: 0, 1, 0, NaN, 1, 1 (zero vector) -> 0, 2, 1, 4, 5, 3.
         assert_eq!(order, vec![0, 2, 1, 4, 5, 3]);
         assert!(got[5].distance.is_nan());
-        assert_eq!(exact_top_k(&q, &vectors, None, 0, 2).into_sorted().iter().map(|n| n.ordinal).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(
+            exact_top_k(&q, &vectors, None, 0, 2).into_sorted().iter().map(|n| n.ordinal).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
     }
 
     #[test]
     fn k_is_checked() {
-        assert!(crate::limits::top_k("k", 0).unwrap_err().to_string().contains("k must be between 1 and 100000, got 0"));
+        assert!(crate::limits::top_k("k", 0)
+            .unwrap_err()
+            .to_string()
+            .contains("k must be between 1 and 100000, got 0"));
         assert!(crate::limits::top_k("k", -3).is_err());
         assert!(crate::limits::top_k("k", MAX_K as i64 + 1).unwrap_err().to_string().contains("got 100001"));
         assert_eq!(crate::limits::top_k("k", 1000).unwrap(), 1000);

@@ -136,7 +136,9 @@ fn metric_code(metric: Metric) -> Result<u32> {
         Metric::Cosine => Ok(1),
         Metric::InnerProduct => Ok(2),
         Metric::L1 => Ok(3),
-        other => Err(Error::invalid(format!("the wgpu backend searches float vectors; metric '{other}' compares binary ones"))),
+        other => Err(Error::invalid(format!(
+            "the wgpu backend searches float vectors; metric '{other}' compares binary ones"
+        ))),
     }
 }
 
@@ -157,20 +159,23 @@ static DEVICE: OnceLock<std::result::Result<WgpuDevice, String>> = OnceLock::new
 
 /// The process's wgpu device, opened on first use; why there is none when no adapter answers.
 pub fn device() -> Result<&'static WgpuDevice> {
-    DEVICE
-        .get_or_init(WgpuDevice::open)
-        .as_ref()
-        .map_err(|why| Error::invalid(format!("no wgpu device: {why}")))
+    DEVICE.get_or_init(WgpuDevice::open).as_ref().map_err(|why| Error::invalid(format!("no wgpu device: {why}")))
 }
 
 impl WgpuDevice {
     fn open() -> std::result::Result<WgpuDevice, String> {
         let instance = wgpu::Instance::default();
-        let adapter = crate::runtime::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).map_err(|e| e.to_string())?;
+        let adapter = crate::runtime::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .map_err(|e| e.to_string())?;
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let descriptor = wgpu::DeviceDescriptor { label: Some("hyperstream"), required_limits: limits.clone(), ..Default::default() };
-        let (device, queue) = crate::runtime::block_on(adapter.request_device(&descriptor)).map_err(|e| e.to_string())?;
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("hyperstream"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) =
+            crate::runtime::block_on(adapter.request_device(&descriptor)).map_err(|e| e.to_string())?;
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("hyperstream distances"),
             source: wgpu::ShaderSource::Wgsl(SHADER.into()),
@@ -189,7 +194,8 @@ impl WgpuDevice {
                 cache: None,
             })
         };
-        let (distance, histogram, gather) = (pipeline(&module, "distance"), pipeline(&select, "histogram"), pipeline(&select, "gather"));
+        let (distance, histogram, gather) =
+            (pipeline(&module, "distance"), pipeline(&select, "histogram"), pipeline(&select, "gather"));
         Ok(WgpuDevice {
             pipeline: distance,
             histogram,
@@ -215,13 +221,28 @@ impl WgpuDevice {
 
     /// The `k` nearest of `vectors` (rows of `dim` floats) to each query, nearest first. Rows go to
     /// the device in chunks that fit its storage buffer limit; each chunk's nearest are selected there.
-    pub fn top_k(&self, vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Neighbor>>> {
+    pub fn top_k(
+        &self,
+        vectors: &[f32],
+        dim: usize,
+        metric: Metric,
+        queries: &[Vec<f32>],
+        k: usize,
+    ) -> Result<Vec<Vec<Neighbor>>> {
         self.top_k_selected(vectors, dim, metric, queries, k, true)
     }
 
     /// As [`top_k`](Self::top_k); `on_device` false reads every distance back and selects on the CPU
     /// (the tests compare the two).
-    fn top_k_selected(&self, vectors: &[f32], dim: usize, metric: Metric, queries: &[Vec<f32>], k: usize, on_device: bool) -> Result<Vec<Vec<Neighbor>>> {
+    fn top_k_selected(
+        &self,
+        vectors: &[f32],
+        dim: usize,
+        metric: Metric,
+        queries: &[Vec<f32>],
+        k: usize,
+        on_device: bool,
+    ) -> Result<Vec<Vec<Neighbor>>> {
         let code = metric_code(metric)?;
         let checked = queries.iter().map(|q| FloatQuery::new(metric, q.clone(), dim)).collect::<Result<Vec<_>>>()?;
         let nq = checked.len();
@@ -230,7 +251,9 @@ impl WgpuDevice {
             .min(self.max_binding / (nq as u64 * 4))
             .min(u64::from(self.max_groups) * u64::from(WORKGROUP)) as usize;
         if per_chunk == 0 || nq > self.max_groups as usize {
-            return Err(Error::invalid(format!("{nq} queries of {dim} dimensions do not fit the wgpu device's limits")));
+            return Err(Error::invalid(format!(
+                "{nq} queries of {dim} dimensions do not fit the wgpu device's limits"
+            )));
         }
         let flat: Vec<f32> = queries.iter().flatten().copied().collect();
         let query_buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -247,7 +270,9 @@ impl WgpuDevice {
             match selected {
                 Some(found) => {
                     for (top, rows) in tops.iter_mut().zip(found) {
-                        rows.into_iter().for_each(|(row, distance)| top.push(Neighbor { distance, ordinal: first + u64::from(row) }));
+                        rows.into_iter().for_each(|(row, distance)| {
+                            top.push(Neighbor { distance, ordinal: first + u64::from(row) })
+                        });
                     }
                 }
                 None => {
@@ -318,10 +343,13 @@ impl WgpuDevice {
         counts: usize,
         cap: usize,
     ) -> Result<(Vec<u32>, Vec<[u32; 2]>)> {
-        let init = |label, contents: &[u8], usage| self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
+        let init = |label, contents: &[u8], usage| {
+            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+        };
         let prefix_bytes: Vec<u8> = prefixes.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
         let prefix_buffer = init("prefixes", &prefix_bytes, wgpu::BufferUsages::STORAGE);
-        let count_buffer = init("counts", &vec![0u8; counts * 4], wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
+        let count_buffer =
+            init("counts", &vec![0u8; counts * 4], wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC);
         let params: Vec<u8> = [n as u32, nq as u32, shift, cap as u32].iter().flat_map(|v| v.to_le_bytes()).collect();
         let params = init("select", &params, wgpu::BufferUsages::UNIFORM);
         let found_bytes = (nq * cap.max(1) * 8) as u64;
@@ -348,12 +376,21 @@ impl WgpuDevice {
             entries: &entries,
         });
         self.dispatch(pipeline, &bindings, n, nq);
-        let counts = self.read_back(&count_buffer, (counts * 4) as u64)?.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("four bytes"))).collect();
+        let counts = self
+            .read_back(&count_buffer, (counts * 4) as u64)?
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("four bytes")))
+            .collect();
         let found = match &found_buffer {
             Some(found) => self
                 .read_back(found, found_bytes)?
                 .chunks_exact(8)
-                .map(|b| [u32::from_le_bytes(b[..4].try_into().expect("four bytes")), u32::from_le_bytes(b[4..].try_into().expect("four bytes"))])
+                .map(|b| {
+                    [
+                        u32::from_le_bytes(b[..4].try_into().expect("four bytes")),
+                        u32::from_le_bytes(b[4..].try_into().expect("four bytes")),
+                    ]
+                })
                 .collect(),
             None => Vec::new(),
         };
@@ -362,9 +399,11 @@ impl WgpuDevice {
 
     /// Runs `pipeline` over `n` rows × `nq` queries.
     fn dispatch(&self, pipeline: &wgpu::ComputePipeline, bindings: &wgpu::BindGroup, n: usize, nq: usize) {
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hyperstream") });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("hyperstream") });
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, bindings, &[]);
             pass.dispatch_workgroups((n as u32).div_ceil(WORKGROUP), nq as u32, 1);
@@ -373,8 +412,18 @@ impl WgpuDevice {
     }
 
     /// The distances of `n` rows to every query, query by query, left on the device.
-    fn distances(&self, rows: &[f32], n: usize, dim: usize, metric: u32, queries: &wgpu::Buffer, nq: usize) -> Result<wgpu::Buffer> {
-        let init = |label, contents: &[u8], usage| self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage });
+    fn distances(
+        &self,
+        rows: &[f32],
+        n: usize,
+        dim: usize,
+        metric: u32,
+        queries: &wgpu::Buffer,
+        nq: usize,
+    ) -> Result<wgpu::Buffer> {
+        let init = |label, contents: &[u8], usage| {
+            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage })
+        };
         let vectors = init("vectors", &to_bytes(rows), wgpu::BufferUsages::STORAGE);
         let out = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("distances"),
@@ -406,7 +455,8 @@ impl WgpuDevice {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        let mut encoder =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
         encoder.copy_buffer_to_buffer(buffer, 0, &readback, 0, size);
         self.queue.submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -475,13 +525,15 @@ mod tests {
         }
         vectors[11 * dim] = f32::NAN;
         vectors[12 * dim..13 * dim].fill(0.0);
-        let queries: Vec<Vec<f32>> = vec![vec![0.25, -0.5, 1.0, 0.0, 2.0], crate::vector::test_values(5, dim), vec![0.0, 0.0, 0.0, 0.0, 1.0]];
+        let queries: Vec<Vec<f32>> =
+            vec![vec![0.25, -0.5, 1.0, 0.0, 2.0], crate::vector::test_values(5, dim), vec![0.0, 0.0, 0.0, 0.0, 1.0]];
         for metric in [Metric::L2, Metric::Cosine, Metric::InnerProduct, Metric::L1] {
             for k in [1, 3, 130, 140, 899, 900, 1000] {
                 let selected = device.top_k_selected(&vectors, dim, metric, &queries, k, true).unwrap();
                 let read_back = device.top_k_selected(&vectors, dim, metric, &queries, k, false).unwrap();
                 for (a, b) in selected.iter().zip(&read_back) {
-                    let pairs = |v: &Vec<Neighbor>| v.iter().map(|n| (n.distance.to_bits(), n.ordinal)).collect::<Vec<_>>();
+                    let pairs =
+                        |v: &Vec<Neighbor>| v.iter().map(|n| (n.distance.to_bits(), n.ordinal)).collect::<Vec<_>>();
                     assert_eq!(pairs(a), pairs(b), "{metric} k {k}");
                     assert_eq!(a.len(), k.min(900));
                 }

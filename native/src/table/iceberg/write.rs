@@ -20,7 +20,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
-use super::{bounds, compression, field_id, less, progress, Table, DATA_PAGE_ROWS, DEFAULT_ROW_GROUP_ROWS, ROW_GROUP_ROWS};
+use super::{
+    bounds, compression, field_id, less, progress, Table, DATA_PAGE_ROWS, DEFAULT_ROW_GROUP_ROWS, ROW_GROUP_ROWS,
+};
 use crate::index::ScalarIndexBuilder;
 use crate::memory::{copied_batch, WriteBudget, WriteReservation, WRITE_BUDGET};
 use crate::table::manifest::DataFile;
@@ -45,7 +47,9 @@ pub(super) fn target_file_size(properties: &BTreeMap<String, String>) -> Result<
     match properties.get(TARGET_FILE_SIZE) {
         None => Ok(DEFAULT_TARGET_FILE_SIZE),
         Some(v) => v.trim().parse::<usize>().ok().filter(|&n| n >= MIN_TARGET_FILE_SIZE).ok_or_else(|| {
-            Error::invalid(format!("table property {TARGET_FILE_SIZE} must be at least {MIN_TARGET_FILE_SIZE} bytes, got '{v}'"))
+            Error::invalid(format!(
+                "table property {TARGET_FILE_SIZE} must be at least {MIN_TARGET_FILE_SIZE} bytes, got '{v}'"
+            ))
         }),
     }
 }
@@ -89,7 +93,13 @@ impl Table {
     }
 
     /// Puts one built data file (with its sidecars, graphs and indexes) under `data/<directory>`.
-    fn put_data_file(&self, built: BuiltFile, layout: &Layout, partition: BTreeMap<i32, Vec<u8>>, directory: &str) -> Result<DataFile> {
+    fn put_data_file(
+        &self,
+        built: BuiltFile,
+        layout: &Layout,
+        partition: BTreeMap<i32, Vec<u8>>,
+        directory: &str,
+    ) -> Result<DataFile> {
         let BuiltFile { bytes, stats, sidecars, scalar_indexes } = built;
         let data_path = match directory {
             "" => format!("data/{}.parquet", uuid::Uuid::new_v4()),
@@ -116,7 +126,8 @@ impl Table {
         for (id, index) in scalar_indexes {
             self.storage.put(&crate::index::scalar_index_path(&data_path, id), Bytes::from(index.finish()?))?;
         }
-        self.storage.put(&crate::index::ndv::ndv_path(&data_path), Bytes::from(crate::index::ndv::to_bytes(&stats.sketches)))?;
+        self.storage
+            .put(&crate::index::ndv::ndv_path(&data_path), Bytes::from(crate::index::ndv::to_bytes(&stats.sketches)))?;
         self.storage.put(&data_path, bytes)?;
         Ok(DataFile {
             content: 0,
@@ -200,7 +211,9 @@ impl TableWriter {
 
     fn usable(&self) -> Result<()> {
         if self.failed {
-            return Err(Error::invalid("an earlier write of this table writer failed part way; it can only be aborted"));
+            return Err(Error::invalid(
+                "an earlier write of this table writer failed part way; it can only be aborted",
+            ));
         }
         Ok(())
     }
@@ -518,7 +531,8 @@ mod tests {
             ids.swap(i, rng.below(i as u64 + 1) as usize);
         }
         let tags: Vec<Option<String>> = ids.iter().map(|i| (i % 5 != 0).then(|| format!("t{}", i % 7))).collect();
-        let values: Vec<f32> = ids.iter().flat_map(|&i| (0..DIMENSION).map(move |d| (i * 31 + d as i64) as f32 / 97.0)).collect();
+        let values: Vec<f32> =
+            ids.iter().flat_map(|&i| (0..DIMENSION).map(move |d| (i * 31 + d as i64) as f32 / 97.0)).collect();
         let item = Arc::new(Field::new("item", DataType::Float32, false));
         RecordBatch::try_new(
             schema(),
@@ -537,10 +551,18 @@ mod tests {
         let mut out = Vec::new();
         for b in table.scan_files(files, None, 4096).unwrap() {
             let b = b.unwrap();
-            let (ids, tags, vs) = (b.column(0).as_primitive::<Int64Type>(), b.column(1).as_string::<i32>(), b.column(2).as_fixed_size_list());
+            let (ids, tags, vs) = (
+                b.column(0).as_primitive::<Int64Type>(),
+                b.column(1).as_string::<i32>(),
+                b.column(2).as_fixed_size_list(),
+            );
             for r in 0..b.num_rows() {
                 let v = vs.value(r);
-                out.push((ids.value(r), tags.is_valid(r).then(|| tags.value(r).to_owned()), v.as_primitive::<Float32Type>().values().to_vec()));
+                out.push((
+                    ids.value(r),
+                    tags.is_valid(r).then(|| tags.value(r).to_owned()),
+                    v.as_primitive::<Float32Type>().values().to_vec(),
+                ));
             }
         }
         out.sort_by_key(|r| r.0);
@@ -611,7 +633,11 @@ mod tests {
     fn partitioned_sorted_writers_roll_too_each_file_one_partition_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let budget: &'static WriteBudget = Box::leak(Box::new(WriteBudget::new(1 << 30)));
-        let mut t = table(dir.path(), "t", &[(TARGET_FILE_SIZE, "1048576"), (PARTITIONING, "bucket(id, 2)"), (SORTED_BY, "id")]);
+        let mut t = table(
+            dir.path(),
+            "t",
+            &[(TARGET_FILE_SIZE, "1048576"), (PARTITIONING, "bucket(id, 2)"), (SORTED_BY, "id")],
+        );
         let (files, peak) = write_all(&t, budget);
         assert!(peak < (1 << 20) + 3 * batch(0..BATCH_ROWS).get_array_memory_size(), "{peak}");
         assert!(files.len() >= 8, "several rolls of two partitions: {} files", files.len());
@@ -619,7 +645,8 @@ mod tests {
         for file in &files {
             partitions.insert(file.partition.clone());
             let only = t.scan_files(vec![file.clone()], Some(&["id".to_owned()]), 1 << 20).unwrap();
-            let ids: Vec<i64> = only.flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+            let ids: Vec<i64> =
+                only.flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
             assert!(ids.windows(2).all(|w| w[0] <= w[1]), "each file sorted by id");
         }
         assert_eq!(partitions.len(), 2);
@@ -640,7 +667,9 @@ mod tests {
         for i in 0..BATCHES * 4 {
             let w = if i % 2 == 0 { &mut a } else { &mut b };
             w.write(&batch(i * BATCH_ROWS..(i + 1) * BATCH_ROWS)).unwrap();
-            assert!(budget.held() <= crate::memory::MIN_WRITE_MEMORY + 3 * batch(0..BATCH_ROWS).get_array_memory_size());
+            assert!(
+                budget.held() <= crate::memory::MIN_WRITE_MEMORY + 3 * batch(0..BATCH_ROWS).get_array_memory_size()
+            );
         }
         let (fa, fb) = (a.finish().unwrap(), b.finish().unwrap());
         assert!(fa.len() + fb.len() > 2, "the budget rolled files early: {} + {}", fa.len(), fb.len());
