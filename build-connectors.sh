@@ -49,11 +49,11 @@ find_jdk() { # $1 = major version, $2 = override variable's value
 }
 
 check_prerequisites() {
-  command -v cargo >/dev/null || die "cargo not found: install Rust 1.88 or newer (rustup), then re-run"
+  command -v cargo >/dev/null || die "cargo not found: install Rust 1.89 or newer (rustup), then re-run"
   local rust
   rust=$(rustc --version | awk '{print $2}')
-  if [ "$(printf '%s\n1.88.0\n' "$rust" | sort -V | head -1)" != "1.88.0" ]; then
-    die "Rust $rust is too old: the native library needs 1.88 or newer (rustup update)"
+  if [ "$(printf '%s\n1.89.0\n' "$rust" | sort -V | head -1)" != "1.89.0" ]; then
+    die "Rust $rust is too old: the native library needs 1.89 or newer (rustup update)"
   fi
   command -v cc >/dev/null || die "no C compiler (cc) found: the native library's TLS and compression crates need one (apt-get install build-essential)"
   JAVA17_HOME=$(find_jdk 17 "${HYPERSTREAM_JAVA17_HOME:-}") \
@@ -150,6 +150,13 @@ case "$command" in
     target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
     export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"
     export HYPERSTREAM_TEST_PYTHON="$root/target/test-venv/bin/python"
+    step "Rust formatting and lints (cargo fmt --check; cargo clippy --all-targets -D warnings)"
+    if cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1; then
+      cargo fmt --check
+      cargo clippy --all-targets $(cargo_features) -- -D warnings
+    else
+      echo "warning: rustfmt or clippy is not installed (rustup component add rustfmt clippy): formatting and lints not checked" >&2
+    fi
     step "Rust tests (cargo test --release $(cargo_features))"
     cargo test --release $(cargo_features)
     step "GPU backends (--features cuda,wgpu): wgpu searches (batches, array store, table files) checked against the CPU (on Mesa's software Vulkan driver where no GPU is); CUDA tests (they skip, saying why, without a device)"

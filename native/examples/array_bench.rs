@@ -152,7 +152,7 @@ fn main() {
     let largest = floats.iter().fold(0f32, |m, v| m.max(v.abs())).max(f32::MIN_POSITIVE);
     let halves: Vec<u8> = floats.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect();
     let bytes: Vec<u8> = floats.iter().map(|v| (v / largest * 127.0).round() as i8 as u8).collect();
-    let mut narrow = |name: &str, dtype: DType, data: &[u8]| {
+    let narrow = |name: &str, dtype: DType, data: &[u8]| {
         store.save(name, dtype, &vshape, data).unwrap();
         store.top_k(name, Metric::L2, &queries[..1], 10).unwrap();
         median(

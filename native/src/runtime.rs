@@ -37,6 +37,18 @@ pub fn allocated_bytes() -> Option<u64> {
     }
 }
 
+/// Reports something a caller should know about but that does not stop the work (a damaged sidecar
+/// the answer was computed without): one line on stderr.
+pub fn warn(message: &str) {
+    eprintln!("hyperstream: warning: {message}");
+}
+
+/// Reports the progress of long work (index builds): one line on stderr, which engines keep in
+/// their task and driver logs.
+pub fn progress(message: &str) {
+    eprintln!("hyperstream: {message}");
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -65,16 +77,4 @@ mod tests {
         }
         panic!("no try saw the 64 MiB block: {seen:?}");
     }
-}
-
-/// Reports something a caller should know about but that does not stop the work (a damaged sidecar
-/// the answer was computed without): one line on stderr.
-pub fn warn(message: &str) {
-    eprintln!("hyperstream: warning: {message}");
-}
-
-/// Reports the progress of long work (index builds): one line on stderr, which engines keep in
-/// their task and driver logs.
-pub fn progress(message: &str) {
-    eprintln!("hyperstream: {message}");
 }

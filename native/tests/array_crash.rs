@@ -140,7 +140,7 @@ fn batch_of(j: u64, rows: usize) -> Batch {
     let mut replaced: Vec<u64> = (0..1 + mix(j) % 20).map(|k| mix(j * 1000 + k) % rows as u64).collect();
     replaced.sort_unstable();
     replaced.dedup();
-    Batch { replaced, appended: 1 + (j % 10) as usize, saved_b: j % 3 == 0 }
+    Batch { replaced, appended: 1 + (j % 10) as usize, saved_b: j.is_multiple_of(3) }
 }
 
 /// The steps of a flush in the order it writes them (the catalog change for `b`, the replace of

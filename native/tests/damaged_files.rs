@@ -108,7 +108,7 @@ fn quietly<T>(read: impl FnOnce() -> T) -> std::thread::Result<T> {
 fn damage(original: &[u8], region: std::ops::Range<usize>, seed: u64) -> Vec<u8> {
     let mut bytes = original.to_vec();
     let mut r = mix(seed);
-    if r % 4 == 0 {
+    if r.is_multiple_of(4) {
         r = mix(r);
         bytes.truncate((r % original.len() as u64) as usize);
         return bytes;
@@ -224,7 +224,7 @@ fn fuzz_table(format_version: &str) {
                 damage(
                     &original,
                     region.clone(),
-                    mix(case ^ kind.len() as u64 * 7919) ^ u64::from(format_version.as_bytes()[0]),
+                    mix(case ^ (kind.len() as u64 * 7919)) ^ u64::from(format_version.as_bytes()[0]),
                 ),
             )
             .unwrap();

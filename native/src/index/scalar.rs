@@ -134,7 +134,7 @@ impl ScalarIndexBuilder {
         let options = arrow::compute::SortOptions { descending: false, nulls_first: false };
         let sorted = arrow::compute::sort_to_indices(&column, Some(options), None)?;
         let mut order: Vec<u32> = sorted.values()[..column.len() - nulls.len() as usize].to_vec();
-        let rows = self.converter.convert_columns(&[column.clone()])?;
+        let rows = self.converter.convert_columns(std::slice::from_ref(&column))?;
         let mut starts = Vec::new();
         for i in 0..order.len() {
             if i == 0 || rows.row(order[i - 1] as usize) != rows.row(order[i] as usize) {
@@ -346,7 +346,7 @@ impl ScalarIndex {
             let upper = bytes[r.take(upper_len)?].to_vec();
             let (start, len) = (r.u64()?, r.u64()?);
             let (start, len) = (r.len(start)?, r.len(len)?);
-            let keys = bound(&data_type, &lower).zip(bound(&data_type, &upper));
+            let keys = bound(data_type, &lower).zip(bound(data_type, &upper));
             blocks.push(BlockInfo { values, lower, upper, keys, range: start..start + len });
         }
         let header_end = r.at;
@@ -473,7 +473,8 @@ impl ScalarIndex {
         let floats = matches!(self.data_type, DataType::Float16 | DataType::Float32 | DataType::Float64);
         let key = |value: &serde_json::Value| literal_key(&self.data_type, column, value);
         // For each literal: the orderings of a block's lower and upper bound against it that admit it.
-        let tests: Option<(Vec<Option<Key>>, fn(Ordering, Ordering) -> bool)> = match leaf {
+        type Admits = fn(Ordering, Ordering) -> bool;
+        let tests: Option<(Vec<Option<Key>>, Admits)> = match leaf {
             _ if floats => None,
             Predicate::Eq { value, .. } => {
                 key(value).map(|k| (vec![k], (|lo, hi| lo != Greater && hi != Less) as fn(Ordering, Ordering) -> bool))
@@ -549,10 +550,7 @@ impl ScalarIndex {
         let mut rows = RoaringBitmap::new();
         // Bounds tell where a value may pass; where one may fail, every block has to be read.
         let read = if want { self.blocks_may_match(leaf, column) } else { vec![true; self.blocks.len()] };
-        for b in 0..self.blocks.len() {
-            if !read[b] {
-                continue;
-            }
+        for (b, _) in read.iter().enumerate().filter(|(_, read)| **read) {
             let block = self.block(b)?;
             let batch = RecordBatch::try_new(schema.clone(), vec![block.values.clone()])?;
             let verdicts: BooleanArray = leaf.evaluate(&batch)?;

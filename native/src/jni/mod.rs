@@ -45,7 +45,7 @@ pub extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_v
     let resolved = std::panic::catch_unwind(|| {
         // SAFETY: the JVM passes a valid JavaVM pointer to JNI_OnLoad.
         let vm = unsafe { JavaVM::from_raw(vm) };
-        vm.attach_current_thread(|env| throw::resolve_classes(env))
+        vm.attach_current_thread(throw::resolve_classes)
     });
     match resolved {
         Ok(Ok(())) => JNI_VERSION_1_8,
@@ -139,7 +139,10 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeHandle_releaseNative<'l>(
     handle: jlong,
 ) {
     // SAFETY: NativeHandle calls this once per handle, after every call on it has returned.
-    entry(&mut env, |_| Ok(unsafe { handle::release(handle) }))
+    entry(&mut env, |_| {
+        let _: () = unsafe { handle::release(handle) };
+        Ok(())
+    })
 }
 
 // ---- io.hyperstream.jni.NativeLibrary ----------------------------------------------------------

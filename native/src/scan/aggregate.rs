@@ -115,10 +115,10 @@ fn column_of(files: &[DataFile], schema: &Schema, column: &str, needs_bounds: bo
         let (Some(lo), Some(hi)) = (bound(field.data_type(), lower), bound(field.data_type(), upper)) else {
             return Ok(None);
         };
-        if out.lowest.as_ref().map_or(true, |(k, _)| order(&lo, k) == Some(Ordering::Less)) {
+        if out.lowest.as_ref().is_none_or(|(k, _)| order(&lo, k) == Some(Ordering::Less)) {
             out.lowest = Some((lo, lower.clone()));
         }
-        if out.highest.as_ref().map_or(true, |(k, _)| order(&hi, k) == Some(Ordering::Greater)) {
+        if out.highest.as_ref().is_none_or(|(k, _)| order(&hi, k) == Some(Ordering::Greater)) {
             out.highest = Some((hi, upper.clone()));
         }
     }

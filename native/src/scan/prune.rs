@@ -56,7 +56,7 @@ impl Stats {
         let decode = |bytes: Option<&Vec<u8>>| bytes.and_then(|b| bound(field.data_type(), b));
         // A zero bound may stand for -0.0 or +0.0, which total order tells apart: widen it.
         let widen = |key: Option<Key>, zero: f64| match key {
-            Some(Key::Float(f)) if f == 0.0 => Some(Key::Float(zero)),
+            Some(Key::Float(0.0)) => Some(Key::Float(zero)),
             other => other,
         };
         Some(Stats {

@@ -260,7 +260,7 @@ mod tests {
         let mut states: Vec<(usize, State)> = Vec::new();
         start_tracing();
         {
-            let store = ArrayStore::open(&root, durable.clone()).unwrap();
+            let store = ArrayStore::open(&root, durable).unwrap();
             states.push((traced(), (None, None)));
             let snapshot = |store: &ArrayStore| (load(store, "a"), load(store, "b"));
             let start: Vec<u8> = (0..20).flat_map(|_| row(0)).collect();
@@ -289,7 +289,7 @@ mod tests {
             std::fs::remove_dir_all(&root).unwrap();
             std::fs::create_dir(&root).unwrap();
             rebuild_after_power_loss(&ops[..cut], &root, &root);
-            let store = ArrayStore::open(&root, durable.clone())
+            let store = ArrayStore::open(&root, durable)
                 .unwrap_or_else(|e| panic!("after {cut} of {} operations the store does not open: {e}", ops.len()));
             let found: State = (load(&store, "a"), load(&store, "b"));
             let returned = states.iter().rposition(|(at, _)| *at <= cut).unwrap_or(0);

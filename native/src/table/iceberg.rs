@@ -3023,9 +3023,8 @@ mod tests {
                 Arc::new(FixedSizeListArray::new(item, 3, Arc::new(Float32Array::from(values)), None)),
             ],
         )
-        .map(|b| {
+        .inspect(|b| {
             assert_eq!(b.num_rows(), n);
-            b
         })
         .unwrap()
     }
@@ -3163,7 +3162,7 @@ mod tests {
                     (i % 17 != 5).then(|| {
                         (0..dim)
                             .map(|_| {
-                                if rng.next_u64() % 3 == 0 {
+                                if rng.next_u64().is_multiple_of(3) {
                                     (rng.next_u64() % 200) as f32 / 10.0 - 10.0
                                 } else {
                                     0.0
@@ -4529,7 +4528,7 @@ mod tests {
             out.sort_by_key(|r| r.0);
             out
         };
-        let want: Vec<(i64, Option<f64>)> = (0..20).map(|i| (i, (i >= 10).then(|| i as f64 * 1.5))).collect();
+        let want: Vec<(i64, Option<f64>)> = (0..20).map(|i| (i, (i >= 10).then_some(i as f64 * 1.5))).collect();
         assert_eq!(read(&table, "score", None), want);
         assert_eq!(read(&table, "score", Some(r#"{"op":"is_null","column":"score"}"#)), want[..10].to_vec());
         assert_eq!(read(&table, "score", Some(r#"{"op":"ge","column":"score","value":27}"#)), want[18..].to_vec());

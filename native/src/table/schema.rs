@@ -208,7 +208,7 @@ impl Schema {
     pub fn shifted(&self, offset: i32) -> Schema {
         fn shift_type(t: &Type, offset: i32) -> Type {
             match t {
-                Type::Primitive(p) => Type::Primitive(p.clone()),
+                Type::Primitive(p) => Type::Primitive(*p),
                 Type::List { element_id, element_required, element } => Type::List {
                     element_id: element_id + offset,
                     element_required: *element_required,

@@ -85,7 +85,7 @@ pub fn batch_top_k(
     k: usize,
     backend: Backend,
 ) -> Result<BatchResult> {
-    if dim == 0 || vectors.len() % dim != 0 {
+    if dim == 0 || !vectors.len().is_multiple_of(dim) {
         return Err(Error::invalid(format!("{} values are not whole vectors of {dim}", vectors.len())));
     }
     if queries.is_empty() {

@@ -497,7 +497,7 @@ impl<'a> HnswGraph<'a> {
     /// `bytes` where they are aligned. Every structural fault is a [`Error::Corrupt`] naming `name`.
     pub fn parse(bytes: &'a [u8], rows: usize, dimension: usize, name: &str) -> Result<HnswGraph<'a>> {
         let corrupt = |what: String| Error::Corrupt(format!("HNSW graph {name}: {what}"));
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC || (bytes.len() - HEADER) % 4 != 0 {
+        if bytes.len() < HEADER || &bytes[..8] != MAGIC || !(bytes.len() - HEADER).is_multiple_of(4) {
             return Err(corrupt("not an HNSW graph".into()));
         }
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));

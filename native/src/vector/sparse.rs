@@ -24,7 +24,7 @@ pub struct SparseQuery {
 impl SparseQuery {
     /// A query from (position, value) pairs flattened into floats, in any order.
     pub fn from_pairs(metric: Metric, pairs: &[f32]) -> Result<Self> {
-        if pairs.len() % 2 != 0 {
+        if !pairs.len().is_multiple_of(2) {
             return Err(Error::invalid(format!(
                 "a sparse query is (position, value) pairs, but it holds {} numbers",
                 pairs.len()
@@ -138,7 +138,7 @@ mod tests {
             let mut dense = vec![0f32; dim];
             let (mut idx, mut val) = (Vec::new(), Vec::new());
             for (i, slot) in dense.iter_mut().enumerate() {
-                if rng.next_u64() % 4 == 0 {
+                if rng.next_u64().is_multiple_of(4) {
                     let v = (rng.next_u64() % 2000) as f32 / 100.0 - 10.0;
                     *slot = v;
                     idx.push(i as u32);

@@ -110,7 +110,7 @@ pub fn exact_top_k(
     k: usize,
 ) -> TopK {
     let dim = query.dimension();
-    assert!(dim > 0 && vectors.len() % dim == 0, "vectors are not whole rows of {dim}");
+    assert!(dim > 0 && vectors.len().is_multiple_of(dim), "vectors are not whole rows of {dim}");
     let rows = vectors.len() / dim;
     if let Some(mask) = allowed {
         assert_eq!(mask.len(), rows, "mask and vectors disagree on the row count");
