@@ -6,11 +6,15 @@ import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.CommitCrashes;
 import io.hyperstream.jni.NativeTable;
 import io.trino.testing.DistributedQueryRunner;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -53,7 +57,22 @@ class TestCommitCrashes {
         }
         try (BufferAllocator allocator = Allocators.child("crash-check")) {
             CommitCrashes.killRepeatedly(TestCommitCrashes.class, List.of(root.toString()), location, KILLS, ROWS,
-                    () -> CommitCrashes.ids(allocator, location));
+                    () -> ids(allocator, location));
+        }
+    }
+
+    /** The {@code id} column of every live row of the table at {@code location}, sorted. */
+    private static long[] ids(BufferAllocator allocator, String location) throws IOException {
+        try (NativeTable table = NativeTable.load(location, Map.of());
+                ArrowReader reader = table.scanFiles(allocator, table.dataFiles(-1, -1), new String[] {"id"}, 65_536)) {
+            List<Long> ids = new ArrayList<>();
+            while (reader.loadNextBatch()) {
+                BigIntVector column = (BigIntVector) reader.getVectorSchemaRoot().getVector(0);
+                for (int i = 0; i < column.getValueCount(); i++) {
+                    ids.add(column.get(i));
+                }
+            }
+            return ids.stream().mapToLong(Long::longValue).sorted().toArray();
         }
     }
 }

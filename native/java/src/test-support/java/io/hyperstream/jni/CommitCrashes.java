@@ -14,14 +14,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.ipc.ArrowReader;
 
 /**
  * What the engines' commit crash tests share: a writer JVM (a main class of the test class path,
  * started with this JVM's options and {@code hyperstream.*} properties) killed after it says {@code ready}, and the checks of a table of
- * {@code id} rows that the writer fills with whole INSERTs of consecutive ids.
+ * {@code id} rows that the writer fills with whole INSERTs of consecutive ids. No Arrow type appears
+ * here: the Spark tests compile this against the shaded JAR, whose Arrow is relocated.
  */
 public final class CommitCrashes {
     private CommitCrashes() {}
@@ -111,21 +109,6 @@ public final class CommitCrashes {
                 + " (" + reads + " reads meanwhile)");
         assertTrue(inserts.get(inserts.size() - 1) > inserts.get(0), "the writers committed between kills: " + inserts);
         return inserts;
-    }
-
-    /** The {@code id} column of every live row of the table at {@code location}, sorted. */
-    public static long[] ids(BufferAllocator allocator, String location) throws IOException {
-        try (NativeTable table = NativeTable.load(location, Map.of());
-                ArrowReader reader = table.scanFiles(allocator, table.dataFiles(-1, -1), new String[] {"id"}, 65_536)) {
-            List<Long> ids = new ArrayList<>();
-            while (reader.loadNextBatch()) {
-                BigIntVector column = (BigIntVector) reader.getVectorSchemaRoot().getVector(0);
-                for (int i = 0; i < column.getValueCount(); i++) {
-                    ids.add(column.get(i));
-                }
-            }
-            return ids.stream().mapToLong(Long::longValue).sorted().toArray();
-        }
     }
 
     /** How many whole INSERTs of {@code rowsPerInsert} consecutive ids {@code ids} hold; fails if not whole. */
