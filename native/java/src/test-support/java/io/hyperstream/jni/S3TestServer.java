@@ -33,7 +33,11 @@ public final class S3TestServer implements AutoCloseable {
     public static S3TestServer start(String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(System.getProperty("hyperstream.test.python"));
-        command.add(Path.of(System.getProperty("hyperstream.repo.root", "."), "tests", "s3_server.py").toString());
+        Path script = Path.of(System.getProperty("hyperstream.repo.root", "."), "tests", "s3_server.py");
+        if (!java.nio.file.Files.isRegularFile(script)) {
+            throw new IOException(script.toAbsolutePath() + " is not there: set hyperstream.repo.root to the repository");
+        }
+        command.add(script.toString());
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
