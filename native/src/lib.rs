@@ -25,6 +25,7 @@ pub mod memory;
 pub mod rand;
 pub mod runtime;
 pub mod scan;
+pub mod spec;
 pub mod storage;
 pub mod table;
 pub mod vector;

@@ -36,8 +36,9 @@ use roaring::RoaringBitmap;
 
 use std::cmp::Ordering;
 
-use crate::scan::prune::{bound, literal_key, order, Key};
+use crate::scan::prune::literal_key;
 use crate::scan::Predicate;
+use crate::spec::bounds::{bound, order, Key};
 use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"HSSIDX02";
@@ -165,7 +166,7 @@ impl ScalarIndexBuilder {
         header.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
         for block in blocks {
             let distinct = arrow::compute::take(&column, &firsts.slice(block.start, block.len()), None)?;
-            let (lo, hi) = crate::table::iceberg::bounds(&distinct).unwrap_or_default();
+            let (lo, hi) = crate::spec::bounds::bounds(&distinct).unwrap_or_default();
             let batch = RecordBatch::try_new(schema.clone(), vec![distinct])?;
             let start = body.len();
             let mut ipc = Vec::new();
@@ -524,10 +525,10 @@ impl ScalarIndex {
             return true;
         }
         let id: std::collections::HashMap<String, String> =
-            [(crate::table::schema::PARQUET_FIELD_ID.to_owned(), "1".to_owned())].into();
+            [(crate::spec::schema::PARQUET_FIELD_ID.to_owned(), "1".to_owned())].into();
         let field = Field::new(column, self.data_type.clone(), true).with_metadata(id);
         let schema = Schema::new(vec![field]);
-        let file = crate::table::manifest::DataFile {
+        let file = crate::spec::manifest::DataFile {
             record_count: info.values as i64,
             value_counts: [(1, info.values as i64)].into(),
             null_value_counts: [(1, 0)].into(),

@@ -13,9 +13,9 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
 
-use super::prune::{bound, order, Key};
-use crate::table::manifest::DataFile;
-use crate::table::schema::PARQUET_FIELD_ID;
+use crate::spec::bounds::{bound, order, Key};
+use crate::spec::manifest::DataFile;
+use crate::spec::schema::PARQUET_FIELD_ID;
 use crate::{Error, Result};
 
 /// One aggregate over a whole snapshot.

@@ -2,6 +2,7 @@
 //! read leaves the library.
 
 mod aggregate;
+mod partition;
 mod predicate;
 pub(crate) mod prune;
 mod repeat;
@@ -9,7 +10,7 @@ mod split;
 mod summary;
 
 pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
-pub(crate) use predicate::literal_for;
+pub use partition::PartitionPruner;
 pub use predicate::{filtered, Predicate};
 pub use prune::{bloom_may_match, file_may_match, pages_may_match, prune_files, row_groups_may_match};
 pub use repeat::RepeatedBatches;

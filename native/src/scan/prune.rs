@@ -16,29 +16,8 @@ use parquet::file::statistics::Statistics;
 use serde_json::Value;
 
 use super::predicate::{literal_for, Predicate};
-use crate::table::manifest::DataFile;
-
-/// A bound or literal in a form that orders like the column's values.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Key {
-    Int(i64),
-    Float(f64),
-    Bytes(Vec<u8>),
-    Bool(bool),
-}
-
-pub(crate) fn order(a: &Key, b: &Key) -> Option<Ordering> {
-    match (a, b) {
-        (Key::Int(x), Key::Int(y)) => Some(x.cmp(y)),
-        // Floats order as the filter kernels compare them: IEEE 754 total order.
-        (Key::Float(x), Key::Float(y)) => Some(x.total_cmp(y)),
-        (Key::Int(x), Key::Float(y)) => Some((*x as f64).total_cmp(y)),
-        (Key::Float(x), Key::Int(y)) => Some(x.total_cmp(&(*y as f64))),
-        (Key::Bytes(x), Key::Bytes(y)) => Some(x.cmp(y)),
-        (Key::Bool(x), Key::Bool(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
-}
+use crate::spec::bounds::{bound, order, Key};
+use crate::spec::manifest::DataFile;
 
 /// A column's statistics in one file.
 struct Stats {
@@ -52,7 +31,7 @@ struct Stats {
 impl Stats {
     fn of(file: &DataFile, schema: &Schema, column: &str) -> Option<Stats> {
         let field = schema.field_with_name(column).ok()?;
-        let id: i32 = field.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse().ok()?;
+        let id: i32 = field.metadata().get(crate::spec::schema::PARQUET_FIELD_ID)?.parse().ok()?;
         let decode = |bytes: Option<&Vec<u8>>| bytes.and_then(|b| bound(field.data_type(), b));
         // A zero bound may stand for -0.0 or +0.0, which total order tells apart: widen it.
         let widen = |key: Option<Key>, zero: f64| match key {
@@ -70,25 +49,6 @@ impl Stats {
 
     fn all_null(&self) -> bool {
         self.nulls == Some(self.rows)
-    }
-}
-
-/// A serialized Iceberg bound (single-value binary form) as a key; None for NaN or other types.
-pub(crate) fn bound(data_type: &DataType, bytes: &[u8]) -> Option<Key> {
-    let key = match data_type {
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => {
-            Key::Int(i32::from_le_bytes(bytes.try_into().ok()?) as i64)
-        }
-        DataType::Int64 | DataType::Timestamp(..) => Key::Int(i64::from_le_bytes(bytes.try_into().ok()?)),
-        DataType::Float32 => Key::Float(f32::from_le_bytes(bytes.try_into().ok()?) as f64),
-        DataType::Float64 => Key::Float(f64::from_le_bytes(bytes.try_into().ok()?)),
-        DataType::Utf8 | DataType::LargeUtf8 => Key::Bytes(bytes.to_vec()),
-        DataType::Boolean => Key::Bool(*bytes.first()? != 0),
-        _ => return None,
-    };
-    match key {
-        Key::Float(f) if f.is_nan() => None,
-        key => Some(key),
     }
 }
 
@@ -282,7 +242,7 @@ pub fn pages_may_match(
         let Some(id) = schema
             .field_with_name(&name)
             .ok()
-            .and_then(|f| f.metadata().get(crate::table::schema::PARQUET_FIELD_ID)?.parse::<i32>().ok())
+            .and_then(|f| f.metadata().get(crate::spec::schema::PARQUET_FIELD_ID)?.parse::<i32>().ok())
         else {
             continue;
         };

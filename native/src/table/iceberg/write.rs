@@ -25,9 +25,9 @@ use super::{
 };
 use crate::index::ScalarIndexBuilder;
 use crate::memory::{copied_batch, WriteBudget, WriteReservation, WRITE_BUDGET};
-use crate::table::manifest::DataFile;
-use crate::table::partition::Layout;
-use crate::table::schema::PARQUET_FIELD_ID;
+use crate::spec::manifest::DataFile;
+use crate::spec::partition::Layout;
+use crate::spec::schema::PARQUET_FIELD_ID;
 use crate::vector::hnsw::hnsw_path;
 use crate::vector::sidecar::{sidecar_path, SidecarBuilder};
 use crate::{Error, Result};

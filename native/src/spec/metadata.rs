@@ -86,6 +86,37 @@ impl Snapshot {
     }
 }
 
+/// What a snapshot did to its parent's rows, as its summary's `operation` names it (the spec's four).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Only data files added.
+    Append,
+    /// Files rewritten without changing a row any read returns (compaction).
+    Replace,
+    /// Rows replaced: files removed and others added (an overwrite, a table replaced).
+    Overwrite,
+    /// Rows removed: data files removed or delete files added.
+    Delete,
+}
+
+impl Operation {
+    /// The summary's name of the operation.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Append => "append",
+            Operation::Replace => "replace",
+            Operation::Overwrite => "overwrite",
+            Operation::Delete => "delete",
+        }
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct PartitionSpec {

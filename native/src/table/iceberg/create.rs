@@ -1,0 +1,158 @@
+//! Creating and replacing a table: what CREATE TABLE and CREATE OR REPLACE TABLE declare.
+
+use super::*;
+
+/// Refuses a column named as a row lineage column in a format version 3 table, where reads give
+/// those names to the lineage columns.
+pub(super) fn check_lineage_names(schema: &Schema, format_version: u8) -> Result<()> {
+    match schema.fields.iter().find(|f| format_version >= 3 && lineage::is_lineage(&f.name)) {
+        Some(f) => Err(Error::invalid(format!(
+            "column name '{}' is reserved for row lineage in a format version 3 table",
+            f.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A table definition as CREATE TABLE declares it: the Iceberg schema (field ids from
+/// `first_id + 1`), the properties to keep (vector dimensions and scalar indexes by field id, write
+/// properties), the partition spec and sort order, and the format version asked for.
+pub(super) struct Definition {
+    pub(super) schema: Schema,
+    pub(super) properties: BTreeMap<String, String>,
+    pub(super) spec: Option<PartitionSpec>,
+    pub(super) order: Option<Vec<SortField>>,
+    pub(super) format_version: Option<u8>,
+}
+
+impl Definition {
+    fn of(schema: &ArrowSchema, mut properties: BTreeMap<String, String>, first_id: i32) -> Result<Definition> {
+        if let Some(v) = properties.get(ROW_GROUP_ROWS) {
+            if v.parse::<usize>().ok().filter(|&n| n > 0).is_none() {
+                return Err(Error::invalid(format!(
+                    "table property {ROW_GROUP_ROWS} must be a positive number of rows, got '{v}'"
+                )));
+            }
+        }
+        for (key, value) in &properties {
+            check_write_property(key, value)?;
+        }
+        let (iceberg, vectors) = Schema::from_arrow(schema)?;
+        let iceberg = iceberg.shifted(first_id);
+        for (id, dim) in vectors {
+            properties.insert(vector_property(id + first_id), dim.to_string());
+        }
+        let with_ids = iceberg.to_arrow(&vectors_of(&properties))?;
+        if let Some(names) = properties.remove(INDEX_COLUMNS) {
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let field = with_ids.field_with_name(name).map_err(|_| {
+                    Error::NotFound(format!("{INDEX_COLUMNS}: column '{name}' is not in the table schema"))
+                })?;
+                if !crate::index::indexable(field.data_type()) {
+                    return Err(Error::invalid(format!(
+                        "{INDEX_COLUMNS}: column '{name}' of type {} cannot have a scalar index",
+                        field.data_type()
+                    )));
+                }
+                let id = field_id(field).ok_or_else(|| Error::Internal(format!("column '{name}' has no field id")))?;
+                properties.insert(scalar_index_property(id), "inverted".to_owned());
+            }
+        }
+        let spec = properties.remove(PARTITIONING).map(|text| parse_partitioning(&text, &with_ids)).transpose()?;
+        let order = properties.remove(SORTED_BY).map(|text| parse_sort_order(&text, &with_ids)).transpose()?;
+        let format_version = match properties.remove(FORMAT_VERSION).as_deref().map(str::trim) {
+            None => None,
+            Some("2") => Some(2),
+            Some("3") => Some(3),
+            Some(other) => {
+                return Err(Error::invalid(format!("table property {FORMAT_VERSION} must be 2 or 3, got '{other}'")))
+            }
+        };
+        check_lineage_names(&iceberg, format_version.unwrap_or(2))?;
+        Ok(Definition { schema: iceberg, properties, spec, order, format_version })
+    }
+}
+
+impl Table {
+    /// Creates an empty table at `location` with the columns of `schema`; fails if a table is there.
+    pub fn create(
+        location: &str,
+        schema: &ArrowSchema,
+        properties: BTreeMap<String, String>,
+        options: &HashMap<String, String>,
+    ) -> Result<Self> {
+        let storage = Storage::open(location, options)?;
+        let definition = Definition::of(schema, properties, 0)?;
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let mut metadata =
+            TableMetadata::new_table(storage.location(), &uuid, definition.schema, definition.properties, now_ms())?;
+        if let Some(spec) = definition.spec.filter(|s| !s.fields.is_empty()) {
+            metadata.last_partition_id =
+                spec.fields.iter().map(|f| f.field_id).max().unwrap_or(metadata.last_partition_id);
+            metadata.partition_specs = vec![spec];
+        }
+        if let Some(fields) = definition.order.filter(|o| !o.is_empty()) {
+            metadata.sort_orders.push(SortOrder { order_id: 1, fields });
+            metadata.default_sort_order_id = 1;
+        }
+        if definition.format_version == Some(3) {
+            metadata.format_version = 3;
+            metadata.next_row_id = Some(0);
+        }
+        let operations: Arc<dyn TableOperations> = Arc::new(FileSystemOperations);
+        if !operations.commit(&storage, 0, &metadata)? {
+            return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
+        }
+        Ok(Self { storage, metadata, version: 1, pinned: None, index_builds: Arc::default(), operations })
+    }
+
+    /// Replaces the table's definition and rows in one snapshot (CREATE OR REPLACE TABLE): the
+    /// columns of `schema` (with fresh field ids), the partitioning, sort order, indexes and write
+    /// properties `properties` declare (as [`Table::create`] takes them, merged over the table's
+    /// properties), and no rows. The snapshots before it stay for time travel, each read under its
+    /// own schema. Returns the new snapshot's id.
+    pub fn replace(&mut self, schema: &ArrowSchema, properties: BTreeMap<String, String>) -> Result<i64> {
+        self.writable()?;
+        Definition::of(schema, properties.clone(), 0)?; // refused before anything is written
+        let redefine = |next: &mut TableMetadata| -> Result<()> {
+            let definition = Definition::of(schema, properties.clone(), next.last_column_id)?;
+            if definition.format_version.is_some_and(|v| v != next.format_version) {
+                return Err(Error::invalid(format!(
+                    "a replacement keeps the table's format version {}",
+                    next.format_version
+                )));
+            }
+            check_lineage_names(&definition.schema, next.format_version)?;
+            let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+            next.last_column_id = next.last_column_id.max(definition.schema.highest_field_id());
+            next.current_schema_id = schema_id;
+            next.schemas.push(Schema { schema_id, ..definition.schema });
+            next.properties.extend(definition.properties);
+            // A new spec (its fields numbered past every partition field so far), unless an
+            // unpartitioned one is wanted and there is one.
+            let mut fields = definition.spec.map(|s| s.fields).unwrap_or_default();
+            match next.partition_specs.iter().find(|s| fields.is_empty() && s.fields.is_empty()) {
+                Some(unpartitioned) => next.default_spec_id = unpartitioned.spec_id,
+                None => {
+                    for field in &mut fields {
+                        next.last_partition_id += 1;
+                        field.field_id = next.last_partition_id;
+                    }
+                    let spec_id = next.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+                    next.partition_specs.push(PartitionSpec { spec_id, fields });
+                    next.default_spec_id = spec_id;
+                }
+            }
+            next.default_sort_order_id = match definition.order.filter(|o| !o.is_empty()) {
+                None => 0,
+                Some(fields) => {
+                    let order_id = next.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
+                    next.sort_orders.push(SortOrder { order_id, fields });
+                    order_id
+                }
+            };
+            Ok(())
+        };
+        self.commit_snapshot_with(Operation::Overwrite, Vec::new(), &redefine)
+    }
+}

@@ -1,0 +1,279 @@
+//! Table maintenance: compaction, rollback, snapshot expiry, orphan removal.
+
+use super::*;
+
+/// What [`Table::rewrite_data_files`] committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rewrite {
+    pub snapshot_id: i64,
+    /// Data files rewritten (they left the table with their delete files).
+    pub rewritten: usize,
+    /// Data files written in their place.
+    pub written: usize,
+}
+
+/// At most `remaining` rows of a stream, the rest of a batch kept for the next chunk.
+pub(super) struct Chunk<'a> {
+    pub(super) source: &'a mut BatchStream,
+    pub(super) leftover: &'a mut Option<RecordBatch>,
+    pub(super) remaining: usize,
+    pub(super) schema: SchemaRef,
+}
+
+impl Iterator for Chunk<'_> {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let batch = match self.leftover.take() {
+            Some(batch) => batch,
+            None => match self.source.next()? {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if batch.num_rows() > self.remaining {
+            *self.leftover = Some(batch.slice(self.remaining, batch.num_rows() - self.remaining));
+            let head = batch.slice(0, self.remaining);
+            self.remaining = 0;
+            return Some(Ok(head));
+        }
+        self.remaining -= batch.num_rows();
+        Some(Ok(batch))
+    }
+}
+
+impl RecordBatchReader for Chunk<'_> {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+impl Table {
+    /// Removes the files under `data/` and `metadata/` that no version of the table references (what
+    /// killed or aborted writers left) and that last changed before `older_than_ms`, which must be at
+    /// least a day ago ([`limits::MIN_ORPHAN_AGE_MS`](crate::limits::MIN_ORPHAN_AGE_MS)): a writer
+    /// that has written its files but not committed them yet keeps them. Returns their paths.
+    /// Referenced are every metadata version up to the current one (and any newer one a writer
+    /// committed meanwhile) and the version hint, and, for every snapshot, its manifest list, its
+    /// manifests and their data files with the files kept beside them (vector sidecars, graphs);
+    /// staged files a killed writer left (`<name>#<n>`) go too.
+    pub fn remove_orphan_files(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
+        let cutoff = crate::limits::orphan_cutoff(older_than_ms, now_ms())?;
+        self.remove_orphan_files_unchecked(cutoff)
+    }
+
+    /// [`Table::remove_orphan_files`] without the minimum age: only for a caller that knows no writer
+    /// is running on the table (a test after its writer was killed, an operator with the table
+    /// offline), as Iceberg's action API allows what its procedures refuse.
+    pub fn remove_orphan_files_unchecked(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
+        self.writable()?;
+        self.refresh()?;
+        let mut referenced = self.files_of(&self.metadata.snapshots)?;
+        referenced.extend((1..=self.version).map(metadata_file));
+        referenced.insert(VERSION_HINT.to_owned());
+        let stems: std::collections::HashSet<&str> =
+            referenced.iter().filter_map(|p| p.strip_suffix(".parquet")).collect();
+        // A sidecar or graph is `<data file stem>.<field id>.<kind>`.
+        let beside_a_data_file = |path: &str| path.rsplitn(3, '.').nth(2).is_some_and(|stem| stems.contains(stem));
+        // A version committed after the refresh above is another writer's newest: never an orphan.
+        let newer_version = |path: &str| metadata_version(path).is_some_and(|v| v > self.version);
+        let mut removed = Vec::new();
+        for prefix in ["data", "metadata"] {
+            for (path, modified_ms) in self.storage.list_modified(prefix)? {
+                if modified_ms < older_than_ms
+                    && !referenced.contains(&path)
+                    && !beside_a_data_file(&path)
+                    && !newer_version(&path)
+                {
+                    self.storage.delete(&path)?;
+                    removed.push(path);
+                }
+            }
+            for (path, modified_ms) in self.storage.list_staged(prefix)? {
+                if modified_ms < older_than_ms {
+                    self.storage.delete_staged(&path)?;
+                    removed.push(path);
+                }
+            }
+        }
+        removed.sort();
+        Ok(removed)
+    }
+
+    /// The files `snapshots` reference, relative to the table: their manifest lists, manifests and
+    /// live data files (an entry marking a file deleted does not keep it: the snapshot before, while
+    /// it exists, lists the file live).
+    pub(super) fn files_of(&self, snapshots: &[Snapshot]) -> Result<std::collections::HashSet<String>> {
+        let mut referenced = std::collections::HashSet::new();
+        for snapshot in snapshots {
+            let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
+            for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
+                let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
+                if referenced.contains(&manifest_path) {
+                    continue; // manifests carry over from snapshot to snapshot
+                }
+                for entry in read_manifest(&self.storage.get(&manifest_path)?, &manifest.manifest_path)? {
+                    if entry.status != STATUS_DELETED {
+                        referenced.insert(self.storage.relative(&entry.data_file.file_path)?.to_owned());
+                    }
+                }
+                referenced.insert(manifest_path);
+            }
+            referenced.insert(list_path);
+        }
+        Ok(referenced)
+    }
+
+    /// Expires the snapshots older than `older_than_ms`, keeping at least the last `retain_last`
+    /// (one at the least) and every snapshot a branch or tag points at, in a new metadata version;
+    /// then deletes the files only the expired snapshots referenced (data files with their sidecars
+    /// and graphs, manifests, manifest lists). Time travel to an expired snapshot fails afterwards.
+    /// Returns the expired snapshots' ids.
+    pub fn expire_snapshots(&mut self, older_than_ms: i64, retain_last: usize) -> Result<Vec<i64>> {
+        self.writable()?;
+        self.refresh()?;
+        self.commit_with_retries("expiring snapshots", |table| {
+            let mut newest: Vec<&Snapshot> = table.metadata.snapshots.iter().collect();
+            newest.sort_by_key(|s| std::cmp::Reverse(s.sequence_number));
+            let mut keep: std::collections::HashSet<i64> =
+                newest.iter().take(retain_last.max(1)).map(|s| s.snapshot_id).collect();
+            keep.extend(table.metadata.current_snapshot_id);
+            keep.extend(table.metadata.refs.values().map(|r| r.snapshot_id));
+            keep.extend(
+                table.metadata.snapshots.iter().filter(|s| s.timestamp_ms >= older_than_ms).map(|s| s.snapshot_id),
+            );
+            let (kept, expired): (Vec<Snapshot>, Vec<Snapshot>) =
+                table.metadata.snapshots.iter().cloned().partition(|s| keep.contains(&s.snapshot_id));
+            if expired.is_empty() {
+                return Ok(Some(Vec::new()));
+            }
+            let next = table.next_metadata(|next| {
+                next.snapshots = kept;
+                next.snapshot_log.retain(|e| keep.contains(&e.snapshot_id));
+                Ok(())
+            })?;
+            let before = table.files_of(&table.metadata.snapshots)?;
+            if !table.try_commit(next)? {
+                return Ok(None);
+            }
+            let after = table.files_of(&table.metadata.snapshots)?;
+            for path in before.difference(&after) {
+                table.storage.delete(path)?;
+                for beside in table.files_beside(path) {
+                    table.storage.delete(&beside)?;
+                }
+            }
+            Ok(Some(expired.iter().map(|s| s.snapshot_id).collect()))
+        })
+    }
+
+    /// Deletes uncommitted data files (an aborted write's).
+    pub fn delete_files(&self, files: &[DataFile]) -> Result<()> {
+        self.writable()?;
+        for file in files {
+            let path = self.storage.relative(&file.file_path)?;
+            self.storage.delete(path)?;
+            for beside in self.files_beside(path) {
+                self.storage.delete(&beside)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compaction: rewrites the live rows of the current snapshot's files that have deleted rows,
+    /// and of its small files (fewer than `target_rows` rows, when there are two or more), into new
+    /// files of up to `target_rows` rows (with their vector sidecars and graphs), committed as one
+    /// "replace" snapshot: every read answers as before, from fewer files and without delete files.
+    /// None when no file needs it. A concurrent change to a file being rewritten fails the commit
+    /// (`CommitConflict`) and removes what was written; other concurrent commits are kept.
+    pub fn rewrite_data_files(&mut self, target_rows: usize) -> Result<Option<Rewrite>> {
+        self.writable()?;
+        if target_rows == 0 {
+            return Err(Error::invalid("target rows per file must be positive"));
+        }
+        self.refresh()?;
+        let parent = self.metadata.current_snapshot().cloned();
+        let files = self.data_files(parent.as_ref())?;
+        let small = files.iter().filter(|f| f.deletes.is_empty() && (f.record_count as usize) < target_rows).count();
+        let mut chosen: Vec<DataFile> = files
+            .into_iter()
+            .filter(|f| !f.deletes.is_empty() || (small >= 2 && (f.record_count as usize) < target_rows))
+            .collect();
+        // A partition's files are read one after another, so that each new file holds few partitions.
+        chosen.sort_by(|a, b| (a.spec_id, &a.partition).cmp(&(b.spec_id, &b.partition)));
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        let replaced = delete_files_of(&chosen);
+        // Every column, and in a format version 3 table each row's lineage, which moves with it.
+        let read = self.read_schema()?;
+        let names: Vec<String> = read.fields().iter().map(|f| f.name().clone()).collect();
+        let mut rows = self.scan_files(chosen.clone(), Some(&names), 64 * 1024)?;
+        let schema = rows.schema();
+        let mut written = Vec::new();
+        let mut leftover = None;
+        loop {
+            let chunk =
+                Chunk { source: &mut rows, leftover: &mut leftover, remaining: target_rows, schema: schema.clone() };
+            match self.write_rows(chunk, read.clone()) {
+                Ok(files) => written.extend(files),
+                Err(Error::InvalidArgument(m)) if m.starts_with("nothing to append") => break,
+                Err(e) => {
+                    self.delete_files(&written)?;
+                    return Err(e);
+                }
+            }
+        }
+        let delta = RowDelta {
+            operation: Operation::Replace,
+            removed: &chosen,
+            replaced: &replaced,
+            added_deletes: &[],
+            added: &written,
+        };
+        let mut rebased = false;
+        let committed = self.commit_with_retries("a rewrite of data files", |table| {
+            // Rebased only while every rewritten file is live as it was read.
+            if std::mem::replace(&mut rebased, true) {
+                table.check_unchanged(&chosen)?;
+            }
+            let change = Change::new(&table.metadata);
+            let parent = table.metadata.current_snapshot().cloned();
+            Ok(table.commit_row_delta(&change, parent.as_ref(), &delta)?.then_some(change.snapshot_id))
+        });
+        match committed {
+            Ok(snapshot_id) => Ok(Some(Rewrite { snapshot_id, rewritten: chosen.len(), written: written.len() })),
+            Err(e @ Error::CommitConflict(_)) => {
+                self.delete_files(&written)?;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes an earlier snapshot of the table's history current again (an ancestor of the current
+    /// one): reads see its rows; the snapshots after it stay for time travel until they expire.
+    pub fn rollback_to(&mut self, snapshot_id: i64) -> Result<()> {
+        self.writable()?;
+        self.commit_metadata(|next| {
+            next.snapshot(snapshot_id)?;
+            let mut at = next.current_snapshot_id;
+            while let Some(id) = at {
+                if id == snapshot_id {
+                    break;
+                }
+                at = next.snapshot(id).ok().and_then(|s| s.parent_snapshot_id);
+            }
+            if at.is_none() {
+                return Err(Error::invalid(format!(
+                    "snapshot {snapshot_id} is not an ancestor of the current snapshot"
+                )));
+            }
+            next.set_current_snapshot(snapshot_id, now_ms().max(next.last_updated_ms + 1));
+            Ok(())
+        })
+    }
+}

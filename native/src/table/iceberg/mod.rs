@@ -1,0 +1,401 @@
+//! A HyperStream table: a genuine Iceberg table (Parquet data files with field ids, Avro
+//! manifests, `metadata/vN.metadata.json`, `metadata/version-hint.text`) under one location, with
+//! index sidecars beside its data files.
+//!
+//! This file holds the handle and its reads of metadata; each concern has a file of its own
+//! (creation, the commit path, writes, deletes, evolution, indexes, maintenance, statistics, scan
+//! planning, the per-file reader, search), each adding its methods to [`Table`].
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::buffer::BooleanBuffer;
+use arrow::compute::cast;
+use arrow::compute::take_record_batch;
+use arrow::datatypes::{DataType, Int64Type, Schema as ArrowSchema, SchemaRef};
+use arrow::error::ArrowError;
+use arrow::record_batch::RecordBatchReader;
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::metadata::PageIndexPolicy;
+
+use crate::runtime::{progress, warn};
+use crate::scan::{filtered, prune_files, row_groups_may_match, BatchStream, PartitionPruner, Predicate};
+use crate::spec::deletes::{is_deletion_vector, target, CONTENT_EQUALITY_DELETES, CONTENT_POSITION_DELETES};
+use crate::spec::lineage;
+use crate::spec::manifest::{
+    read_manifest, read_manifest_list, write_manifest, write_manifest_list, DataFile, FieldSummary, ManifestEntry,
+    ManifestFile, STATUS_ADDED, STATUS_DELETED, STATUS_EXISTING,
+};
+use crate::spec::metadata::{
+    MetadataLogEntry, Operation, PartitionSpec, Snapshot, SortField, SortOrder, TableMetadata,
+};
+use crate::spec::partition::{
+    describe_partition_field, describe_sort_field, parse_partitioning, parse_sort_order, partition_types, resolve,
+};
+use crate::spec::schema::{Schema, PARQUET_FIELD_ID};
+use crate::storage::Storage;
+use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
+use crate::vector::search::{search_batches, search_row_batches, with_distances, Hits, Prepared, VectorSearch};
+use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
+use crate::vector::{FloatQuery, Neighbor};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use roaring::RoaringTreemap;
+
+mod commit;
+mod create;
+mod delete;
+mod evolve;
+mod indexes;
+mod maintenance;
+mod operations;
+mod plan;
+mod properties;
+mod reader;
+mod search;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use crate::spec::bounds::{bounds, less};
+use commit::*;
+use create::*;
+pub use indexes::*;
+pub use maintenance::*;
+pub use operations::*;
+pub use plan::*;
+pub use properties::*;
+use reader::*;
+pub use write::{TableWriter, DEFAULT_TARGET_FILE_SIZE, TARGET_FILE_SIZE};
+
+/// An open table at one metadata version.
+#[derive(Debug, Clone)]
+pub struct Table {
+    storage: Storage,
+    metadata: TableMetadata,
+    version: u64,
+    /// The snapshot a time-travel handle was opened at ([`Table::load_at`]): reads see it as
+    /// current, with its schema; nothing is written through such a handle.
+    pinned: Option<i64>,
+    /// HNSW graphs this handle (and its clones) built: what engines report as index build progress.
+    index_builds: Arc<IndexBuilds>,
+    /// Where its commits land.
+    operations: Arc<dyn TableOperations>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The delete files that apply to `files`, each once (one may apply to several data files).
+pub(super) fn delete_files_of(files: &[DataFile]) -> Vec<DataFile> {
+    unique_by_path(files.iter().flat_map(|f| f.deletes.iter().cloned()).collect())
+}
+
+/// `files` sorted by path, each path once.
+pub(super) fn unique_by_path(mut files: Vec<DataFile>) -> Vec<DataFile> {
+    files.sort_by(|a, b| a.file_path.cmp(&b.file_path));
+    files.dedup_by(|a, b| a.file_path == b.file_path);
+    files
+}
+
+/// The rows of `file` its delete files delete.
+pub(super) fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreemap> {
+    let mut deleted = RoaringTreemap::new();
+    for delete in &file.deletes {
+        let bytes = storage.map(storage.relative(&delete.file_path)?, true)?;
+        deleted |= match is_deletion_vector(delete) {
+            true => crate::spec::deletes::read_deletion_vector(&bytes, delete, &delete.file_path)?,
+            false => crate::spec::deletes::read(bytes, &file.file_path, &delete.file_path)?,
+        };
+    }
+    Ok(deleted)
+}
+
+impl Table {
+    /// Opens the latest version of the table at `location`.
+    pub fn load(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        Self::load_from(Storage::open(location, options)?, Arc::new(FileSystemOperations))
+    }
+
+    /// Opens the table as it was at snapshot `snapshot_id`, or at the one current at `as_of_ms`
+    /// (time travel; the latest version when neither is given). Reads through it see that
+    /// snapshot as current under the schema it was written with: a column added since is absent, a
+    /// column dropped since is there, a renamed one has its old name. Nothing can be written
+    /// through it.
+    pub fn load_at(
+        location: &str,
+        options: &HashMap<String, String>,
+        snapshot_id: Option<i64>,
+        as_of_ms: Option<i64>,
+    ) -> Result<Self> {
+        let mut table = Self::load(location, options)?;
+        if snapshot_id.is_none() && as_of_ms.is_none() {
+            return Ok(table);
+        }
+        let snapshot = table.snapshot(snapshot_id, as_of_ms)?.expect("a requested snapshot exists or fails").clone();
+        if let Some(schema_id) = snapshot.schema_id {
+            table.metadata.schema(schema_id)?;
+            table.metadata.current_schema_id = schema_id;
+        }
+        table.metadata.current_snapshot_id = Some(snapshot.snapshot_id);
+        table.pinned = Some(snapshot.snapshot_id);
+        Ok(table)
+    }
+
+    pub(super) fn load_from(storage: Storage, operations: Arc<dyn TableOperations>) -> Result<Self> {
+        let (version, metadata) = operations.load(&storage)?;
+        Ok(Self { storage, metadata, version, pinned: None, index_builds: Arc::default(), operations })
+    }
+
+    /// Refuses a write through a handle opened at an earlier snapshot.
+    pub(super) fn writable(&self) -> Result<()> {
+        match self.pinned {
+            None => Ok(()),
+            Some(id) => Err(Error::invalid(format!(
+                "{} is open at snapshot {id} for reading (time travel); write through the table's current version",
+                self.location()
+            ))),
+        }
+    }
+
+    /// Moves to the latest committed version (a handle opened at a snapshot stays there).
+    pub fn refresh(&mut self) -> Result<()> {
+        if self.pinned.is_none() {
+            // The build counts belong to the handle, not to the version.
+            let builds = self.index_builds.clone();
+            *self = Self::load_from(self.storage.clone(), self.operations.clone())?;
+            self.index_builds = builds;
+        }
+        Ok(())
+    }
+
+    pub fn metadata(&self) -> &TableMetadata {
+        &self.metadata
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn location(&self) -> &str {
+        self.storage.location()
+    }
+
+    /// Vector columns' dimensions by field id.
+    pub fn vectors(&self) -> HashMap<i32, i32> {
+        vectors_of(&self.metadata.properties)
+    }
+
+    /// The field ids of the columns with a declared scalar index.
+    pub fn scalar_indexes(&self) -> Vec<i32> {
+        let mut ids: Vec<i32> = self
+            .metadata
+            .properties
+            .keys()
+            .filter_map(|k| k.strip_prefix("hyperstream.scalar.")?.strip_suffix(".index")?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The columns of `schema` that the table's properties give a Parquet bloom filter, each with its
+    /// false positive probability. A property naming a column not in the schema is ignored (Iceberg's
+    /// writers do the same); a probability outside (0, 1) is an error.
+    pub(super) fn bloom_columns(&self, schema: &ArrowSchema) -> Result<Vec<(String, f64)>> {
+        let mut out = Vec::new();
+        for (key, value) in &self.metadata.properties {
+            let Some(column) = key.strip_prefix(BLOOM_ENABLED_PREFIX) else {
+                continue;
+            };
+            if !value.trim().eq_ignore_ascii_case("true") || schema.field_with_name(column).is_err() {
+                continue;
+            }
+            let fpp = match self.metadata.properties.get(&format!("{BLOOM_FPP_PREFIX}{column}")) {
+                None => DEFAULT_BLOOM_FPP,
+                Some(v) => v.trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 1.0).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "table property {BLOOM_FPP_PREFIX}{column} must be a probability between 0 and 1, got '{v}'"
+                    ))
+                })?,
+            };
+            out.push((column.to_owned(), fpp));
+        }
+        Ok(out)
+    }
+
+    /// The table's partitioning in the words [`PARTITIONING`] takes (`bucket(id, 16)`), one field each.
+    pub fn partitioning(&self) -> Result<Vec<String>> {
+        let spec = self.metadata.partition_specs.iter().find(|s| s.spec_id == self.metadata.default_spec_id);
+        let Some(spec) = spec else { return Ok(Vec::new()) };
+        Ok(resolve(spec, self.arrow_schema()?.as_ref())?.iter().map(describe_partition_field).collect())
+    }
+
+    /// The table's sort order in the words [`SORTED_BY`] takes (`ts DESC NULLS LAST`), one field each.
+    pub fn sort_order(&self) -> Result<Vec<String>> {
+        let schema = self.arrow_schema()?;
+        Ok(self
+            .metadata
+            .sort_orders
+            .iter()
+            .filter(|o| o.order_id == self.metadata.default_sort_order_id)
+            .flat_map(|o| &o.fields)
+            .filter_map(|f| describe_sort_field(f, &schema))
+            .collect())
+    }
+
+    /// The names of the columns with a scalar index, in table order.
+    pub fn scalar_index_columns(&self) -> Result<Vec<String>> {
+        let ids = self.scalar_indexes();
+        let schema = self.arrow_schema()?;
+        Ok(schema
+            .fields()
+            .iter()
+            .filter(|f| field_id(f).is_some_and(|id| ids.contains(&id)))
+            .map(|f| f.name().clone())
+            .collect())
+    }
+
+    /// The files kept beside data file `path`: sidecars and graphs of vector columns, scalar indexes,
+    /// distinct-value sketches.
+    pub(super) fn files_beside(&self, path: &str) -> Vec<String> {
+        let mut beside = Vec::new();
+        for id in self.vectors().into_keys() {
+            beside.push(sidecar_path(path, id));
+            beside.push(hnsw_path(path, id));
+        }
+        for id in self.scalar_indexes() {
+            beside.push(crate::index::scalar_index_path(path, id));
+        }
+        beside.push(crate::index::ndv::ndv_path(path));
+        beside
+    }
+
+    /// The current schema as Arrow (field ids in `PARQUET:field_id`, vectors as fixed-size lists).
+    pub fn arrow_schema(&self) -> Result<SchemaRef> {
+        Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
+    }
+
+    /// The columns a read can name: the table's and, in a format version 3 table, the row lineage
+    /// columns `_row_id` and `_last_updated_sequence_number` after them (read only when named).
+    pub fn read_schema(&self) -> Result<SchemaRef> {
+        let table = self.arrow_schema()?;
+        if self.metadata.format_version < 3 {
+            return Ok(table);
+        }
+        let mut fields: Vec<arrow::datatypes::Field> = table.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.extend(lineage::fields());
+        Ok(Arc::new(ArrowSchema::new_with_metadata(fields, table.metadata().clone())))
+    }
+
+    /// The manifests of a snapshot.
+    pub(super) fn manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
+        let list = &snapshot.manifest_list;
+        // A list that is not there (or not inside the table) is the metadata version's fault.
+        let version = self.operations.metadata_location(&self.storage, self.version);
+        let bytes =
+            self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(&version))?;
+        let manifests = read_manifest_list(&bytes, list)?;
+        for manifest in &manifests {
+            self.storage.relative(&manifest.manifest_path).map_err(|e| e.within(list))?;
+        }
+        Ok(manifests)
+    }
+
+    /// A manifest's entries, each with its sequence numbers (an entry added by the manifest's own
+    /// snapshot inherits the manifest's) and, in a format version 3 table, each data file with its
+    /// first row id (a file without one inherits the manifest's, past the rows of the files before
+    /// it that inherit too).
+    pub(super) fn entries_of(&self, manifest: &ManifestFile) -> Result<Vec<ManifestEntry>> {
+        let path = self.storage.relative(&manifest.manifest_path)?;
+        let mut entries = read_manifest(&self.storage.get(path)?, &manifest.manifest_path)?;
+        for entry in &entries {
+            self.storage.relative(&entry.data_file.file_path).map_err(|e| e.within(&manifest.manifest_path))?;
+        }
+        let mut next_row_id = manifest.first_row_id;
+        for entry in &mut entries {
+            entry.data_file.spec_id = manifest.partition_spec_id;
+            let sequence_number = *entry.sequence_number.get_or_insert(manifest.sequence_number);
+            entry.file_sequence_number.get_or_insert(manifest.sequence_number);
+            entry.data_file.sequence_number = Some(sequence_number);
+            if let (0, None, Some(next)) = (entry.data_file.content, entry.data_file.first_row_id, next_row_id.as_mut())
+            {
+                entry.data_file.first_row_id = Some(*next);
+                *next += entry.data_file.record_count;
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The snapshot a read sees: `snapshot_id`, the one current at `as_of_ms`, or the current one.
+    pub fn snapshot(&self, snapshot_id: Option<i64>, as_of_ms: Option<i64>) -> Result<Option<&Snapshot>> {
+        match (snapshot_id, as_of_ms) {
+            (Some(id), _) => self.metadata.snapshot(id).map(Some),
+            (None, Some(ts)) => self.metadata.snapshot_as_of(ts).map(Some),
+            (None, None) => Ok(self.metadata.current_snapshot()),
+        }
+    }
+
+    /// The live data files of a snapshot (none for an empty table), each with the position delete
+    /// files that apply to it (position delete files and deletion vectors). A snapshot with equality deletes is refused
+    /// rather than read with rows that should be gone.
+    pub fn data_files(&self, snapshot: Option<&Snapshot>) -> Result<Vec<DataFile>> {
+        let Some(snapshot) = snapshot else {
+            return Ok(Vec::new());
+        };
+        let mut files = Vec::new();
+        let mut deletes = Vec::new();
+        for manifest in self.manifests(snapshot)? {
+            for entry in self.entries_of(&manifest).map_err(|e| e.within(&snapshot.manifest_list))? {
+                if entry.status == STATUS_DELETED {
+                    continue;
+                }
+                let file = entry.data_file;
+                self.storage.relative(&file.file_path)?;
+                match file.content {
+                    0 => files.push(file),
+                    CONTENT_POSITION_DELETES
+                        if file.file_format.eq_ignore_ascii_case("parquet") || is_deletion_vector(&file) =>
+                    {
+                        deletes.push(file)
+                    }
+                    CONTENT_EQUALITY_DELETES => {
+                        return Err(Error::invalid(format!(
+                            "{} has equality delete files (such as {}), which HyperStream does not read",
+                            self.location(),
+                            file.file_path
+                        )))
+                    }
+                    _ => {
+                        return Err(Error::invalid(format!(
+                            "{} has delete files HyperStream does not read: {} ({})",
+                            self.location(),
+                            file.file_path,
+                            file.file_format
+                        )))
+                    }
+                }
+            }
+        }
+        if !deletes.is_empty() {
+            let (targeted, anywhere): (Vec<DataFile>, Vec<DataFile>) =
+                deletes.into_iter().partition(|d| target(d).is_some());
+            let mut by_target: HashMap<Vec<u8>, Vec<DataFile>> = HashMap::new();
+            for delete in targeted {
+                by_target.entry(target(&delete).expect("partitioned on it").to_vec()).or_default().push(delete);
+            }
+            for file in &mut files {
+                file.deletes = by_target.remove(file.file_path.as_bytes()).unwrap_or_default();
+                file.deletes.extend(anywhere.iter().cloned());
+            }
+        }
+        Ok(files)
+    }
+}

@@ -1,0 +1,121 @@
+//! Where a commit lands: [`TableOperations`] loads a table's newest metadata and puts the next
+//! version in its place, or says another writer's got there first. Everything above it (snapshots,
+//! manifests, the retry loop, conflict checks) is the same whatever the catalog; today tables live
+//! in the file-system layout ([`FileSystemOperations`]); a catalog service is another implementation.
+
+use super::*;
+
+/// A table's metadata versions, as a catalog keeps them (Iceberg Java's `TableOperations`).
+pub trait TableOperations: std::fmt::Debug + Send + Sync {
+    /// The newest version of the table under `storage` and its metadata.
+    fn load(&self, storage: &Storage) -> Result<(u64, TableMetadata)>;
+
+    /// Puts `next` in place as the version after `base` (0 for a new table); `Ok(false)` when
+    /// another writer's version is there. An ambiguous outcome is [`Error::CommitStateUnknown`].
+    fn commit(&self, storage: &Storage, base: u64, next: &TableMetadata) -> Result<bool>;
+
+    /// Where version `version`'s metadata is, as the metadata log names it.
+    fn metadata_location(&self, storage: &Storage, version: u64) -> String;
+}
+
+/// Iceberg's file-system layout: `metadata/v<N>.metadata.json`, each version put with a
+/// create-if-absent put, and `metadata/version-hint.text` naming the newest (a hint only: readers
+/// probe past a stale one).
+#[derive(Debug, Default)]
+pub struct FileSystemOperations;
+
+impl TableOperations for FileSystemOperations {
+    fn load(&self, storage: &Storage) -> Result<(u64, TableMetadata)> {
+        let version = latest_version(storage)?;
+        let path = metadata_file(version);
+        Ok((version, TableMetadata::from_json(&storage.get(&path)?, &storage.uri(&path))?))
+    }
+
+    fn commit(&self, storage: &Storage, base: u64, next: &TableMetadata) -> Result<bool> {
+        let version = base + 1;
+        if !put_version(storage, &metadata_file(version), Bytes::from(next.to_json()?))? {
+            return Ok(false);
+        }
+        // The hint only speeds up loading; readers probe past a stale one. A new table's is written
+        // before it is handed out.
+        let hint = storage.put(VERSION_HINT, Bytes::from(version.to_string()));
+        if base == 0 {
+            hint?;
+        }
+        Ok(true)
+    }
+
+    fn metadata_location(&self, storage: &Storage, version: u64) -> String {
+        storage.uri(&metadata_file(version))
+    }
+}
+
+pub(super) const VERSION_HINT: &str = "metadata/version-hint.text";
+
+pub(super) fn metadata_file(version: u64) -> String {
+    format!("metadata/v{version}.metadata.json")
+}
+
+/// Puts a new metadata version at `path` if none is there; `Ok(false)` when another writer's is.
+///
+/// An object store can store a put and still fail to answer it (a 5xx, a dropped connection), and
+/// its client retries: a retried conditional put then finds the version "already there", put there
+/// by itself. What is at the path decides: our own bytes (which name a fresh snapshot id and time)
+/// are our commit; other bytes are another writer's; nothing there after a failure is no commit (the
+/// failure stands); and when reading it back fails, the outcome is unknown
+/// ([`Error::CommitStateUnknown`]): whether the put failed or found a version there, that version
+/// may be ours.
+pub(super) fn put_version(storage: &Storage, path: &str, bytes: Bytes) -> Result<bool> {
+    let failed = match storage.put_if_absent(path, bytes.clone()) {
+        Ok(true) => return Ok(true),
+        Ok(false) => None,
+        Err(e) => Some(e),
+    };
+    match storage.get(path) {
+        Ok(found) => Ok(found == bytes),
+        Err(Error::NotFound(_)) => match failed {
+            Some(e) => Err(e),
+            None => Ok(false), // answered "there" but gone since: a race with a drop; the caller retries
+        },
+        Err(unknown) => {
+            let put = match failed {
+                Some(e) => format!("failed ({e})"),
+                None => "found a version there (perhaps its own, stored by a retry)".to_owned(),
+            };
+            Err(Error::CommitStateUnknown(format!(
+                "the put of {} {put} and reading it back failed ({unknown}): reload the table to see whether the \
+                 commit took effect, and keep the files it names",
+                storage.uri(path)
+            )))
+        }
+    }
+}
+
+/// The version `path` holds when it is a metadata version file (`metadata/v<N>.metadata.json`).
+pub(super) fn metadata_version(path: &str) -> Option<u64> {
+    path.strip_prefix("metadata/v")?.strip_suffix(".metadata.json")?.parse().ok()
+}
+
+fn latest_version(storage: &Storage) -> Result<u64> {
+    let hinted = match storage.get(VERSION_HINT) {
+        Ok(bytes) => std::str::from_utf8(&bytes).ok().and_then(|s| s.trim().parse::<u64>().ok()),
+        Err(Error::NotFound(_)) => None,
+        Err(e) => return Err(e),
+    };
+    let mut version = match hinted {
+        Some(v) => v,
+        None => storage
+            .list("metadata")?
+            .iter()
+            .filter_map(|p| metadata_version(p))
+            .max()
+            .ok_or_else(|| Error::NotFound(format!("no HyperStream or Iceberg table at {}", storage.location())))?,
+    };
+    while storage.exists(&metadata_file(version + 1))? {
+        version += 1;
+    }
+    if !storage.exists(&metadata_file(version))? {
+        return Err(Error::Corrupt(format!("{} names version {version}, which is missing", storage.uri(VERSION_HINT))));
+    }
+    Ok(version)
+}

@@ -1,0 +1,239 @@
+//! Vector search over a table: per file through the sidecar, the HNSW graph or the Parquet column.
+
+use super::*;
+
+/// An index search is left for exact search when the filter leaves fewer rows than this many
+/// times ef (exact is then as cheap and has no misses) ...
+pub(super) const EXACT_BELOW_EF_TIMES: usize = 64;
+/// ... or passes less than this share of the file's rows (a graph walk would wade through rows the
+/// filter refuses).
+pub(super) const EXACT_BELOW_SHARE: f64 = 0.02;
+
+impl Table {
+    /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
+    /// with the columns named in `columns` and their `_distance`; over a float vector column, a
+    /// binary column of bit-packed vectors by `hamming` or `jaccard`, or a sparse vector column. Files are searched in parallel and
+    /// their partial answers merged; ties go to the earlier file and row.
+    pub fn search(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        filter: Option<&Predicate>,
+        search: &VectorSearch,
+        batch_rows: usize,
+    ) -> Result<RecordBatch> {
+        let schema = self.arrow_schema()?;
+        let query = search.prepare_any(&schema)?;
+        let files = self.prune(files, filter)?;
+        let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
+        extra.push(search.column.clone());
+        let (read, output) = self.read_set(columns, &extra)?;
+        let read_schema =
+            schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let output_schema = read_schema
+            .project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
+        let out_schema = Hits::schema_for(&output_schema)?;
+        let empty = || Hits::new(out_schema.clone(), search.wanted());
+        let hits = files
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, file)| {
+                // Ordinals: the file's position in the high bits, the row within it in the low 40.
+                let first = (i as u64) << 40;
+                match &query {
+                    Prepared::Float(query) => {
+                        if let Some(hits) =
+                            self.search_sidecar(&file, &output, &out_schema, query, search, filter, first)?
+                        {
+                            return Ok(hits);
+                        }
+                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                        search_batches(
+                            stream.map(|b| b.map_err(Error::from)),
+                            &read_schema,
+                            &output,
+                            query,
+                            &search.column,
+                            filter,
+                            search.wanted(),
+                            first,
+                        )
+                    }
+                    // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
+                    Prepared::Bits(_) | Prepared::Sparse(_) => {
+                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
+                        search_row_batches(
+                            stream.map(|b| b.map_err(Error::from)),
+                            &read_schema,
+                            &output,
+                            &query,
+                            &search.column,
+                            filter,
+                            search.wanted(),
+                            first,
+                        )
+                    }
+                }
+            })
+            .try_reduce(empty, |a, b| a.merge(b))?;
+        hits.finish()
+    }
+
+    /// Searches one data file through the sidecar of its vector column: contiguous vectors, no
+    /// Parquet decoding but of the filter's columns and the k rows found. None when the file has no
+    /// usable sidecar (a file another writer made, or a damaged sidecar, which is reported), so that
+    /// the caller searches the Parquet column instead; the answer is the same either way.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn search_sidecar(
+        &self,
+        file: &DataFile,
+        output: &[String],
+        out_schema: &SchemaRef,
+        query: &FloatQuery,
+        search: &VectorSearch,
+        filter: Option<&Predicate>,
+        first_ordinal: u64,
+    ) -> Result<Option<Hits>> {
+        let schema = self.arrow_schema()?;
+        let Some(id) = schema.field_with_name(&search.column).ok().and_then(field_id) else {
+            return Ok(None);
+        };
+        let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
+        let Some(region) = self.map_beside(&path, "vector sidecar", "searching the data file instead") else {
+            return Ok(None);
+        };
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let sidecar = match Sidecar::parse(&region, rows, query.dimension(), &self.storage.uri(&path)) {
+            Ok(sidecar) => sidecar,
+            Err(e) => {
+                warn(&format!("{e}; searching the data file instead"));
+                return Ok(None);
+            }
+        };
+        // Rows of the file (deleted ones included, so that positions are the file's) the filter
+        // passes, less the deleted ones.
+        let passed = match filter {
+            None if file.deletes.is_empty() => BooleanBuffer::new_set(rows),
+            _ => {
+                let mut live = self.positions_passing(file, filter)?;
+                live -= deleted_positions(&self.storage, file)?;
+                let mut bits = arrow::array::BooleanBufferBuilder::new(rows);
+                bits.append_n(rows, false);
+                for p in live.iter() {
+                    bits.set_bit(p as usize, true);
+                }
+                bits.finish()
+            }
+        };
+        let with_vector = &sidecar.validity & &passed;
+        let mut hits = Hits::new(out_schema.clone(), search.wanted());
+        let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
+        match self.search_graph(file, id, query, search, &sidecar, &with_vector)? {
+            Some(found) => {
+                let found = found.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
+                hits.add_found(found, &with_vector, &passed, first_ordinal, take)?
+            }
+            None => {
+                hits.search_block(query, sidecar.vectors(), &with_vector, &passed, first_ordinal, search.backend, take)?
+            }
+        }
+        Ok(Some(hits))
+    }
+
+    /// Maps a file kept beside a data file (a sidecar, a graph), or None when it is missing or
+    /// unreadable; the latter is reported as a warning saying what is done `instead`.
+    pub(super) fn map_beside(&self, path: &str, what: &str, instead: &str) -> Option<Bytes> {
+        match self.storage.map(path, true) {
+            Ok(region) => Some(region),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => {
+                warn(&format!("{what} {path} unreadable, {instead}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Searches one file's HNSW graph among the rows of `candidates`, rows numbered within the
+    /// file. None, for exact search instead, when the search asks for exact results, the column has
+    /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
+    /// graph (a file written before the index, or a damaged graph, which is reported).
+    pub(super) fn search_graph(
+        &self,
+        file: &DataFile,
+        id: i32,
+        query: &FloatQuery,
+        search: &VectorSearch,
+        sidecar: &Sidecar,
+        candidates: &BooleanBuffer,
+    ) -> Result<Option<Vec<Neighbor>>> {
+        let Some(ef) = search.index.ef(search.k) else {
+            return Ok(None);
+        };
+        if self.vector_indexes().get(&id).is_none_or(|p| p.metric != query.metric()) {
+            return Ok(None);
+        }
+        let selected = candidates.count_set_bits();
+        if selected < EXACT_BELOW_EF_TIMES * ef || (selected as f64) < EXACT_BELOW_SHARE * sidecar.rows as f64 {
+            return Ok(None);
+        }
+        let path = hnsw_path(self.storage.relative(&file.file_path)?, id);
+        let Some(region) = self.map_beside(&path, "HNSW graph", "searching exactly instead") else {
+            return Ok(None);
+        };
+        let found = HnswGraph::parse(&region, sidecar.rows, sidecar.dimension, &self.storage.uri(&path))
+            .and_then(|graph| graph.search(query, sidecar.vectors(), search.k, ef, candidates));
+        match found {
+            Ok(found) => Ok(Some(found)),
+            Err(e) => {
+                warn(&format!("{e}; searching exactly instead"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The `columns` of the rows at `positions` (in that order) of one data file, reading only the
+    /// pages that hold them.
+    pub(super) fn take_rows(
+        &self,
+        file: &DataFile,
+        columns: &[String],
+        positions: &UInt32Array,
+    ) -> Result<Vec<ArrayRef>> {
+        if columns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sorted: Vec<u32> = positions.values().to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let ranges = sorted.iter().map(|&p| p as usize..p as usize + 1);
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let table_schema = self.read_schema()?;
+        let (read, _) = self.read_set(Some(columns), &[])?;
+        let indices = read.iter().map(|n| table_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut scan = TableScan {
+            storage: self.storage.clone(),
+            schema: Arc::new(table_schema.project(&indices)?),
+            lineage: read.iter().any(|n| lineage::is_lineage(n)),
+            reading: String::new(),
+            // Positions are the file's own: its deletes were left out when they were chosen.
+            files: VecDeque::from([DataFile { deletes: Vec::new(), ..file.clone() }]),
+            current: None,
+            batch_rows: sorted.len().max(1),
+            selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
+            prune: None,
+            scalar: Vec::new(),
+        };
+        let schema = scan.schema.clone();
+        let batches = scan.by_ref().collect::<std::result::Result<Vec<_>, _>>()?;
+        let found = arrow::compute::concat_batches(&schema, &batches)?;
+        if found.num_rows() != sorted.len() {
+            return Err(Error::Corrupt(format!("data file {} is shorter than its manifest says", file.file_path)));
+        }
+        // Back from file order to the order asked for, and to the column order asked for.
+        let order = UInt32Array::from_iter_values(
+            positions.values().iter().map(|p| sorted.binary_search(p).expect("sorted holds every position") as u32),
+        );
+        let found = take_record_batch(&found, &order)?;
+        columns.iter().map(|c| Ok(found.column(found.schema().index_of(c)?).clone())).collect()
+    }
+}

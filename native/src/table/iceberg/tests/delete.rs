@@ -1,0 +1,110 @@
+use super::*;
+
+#[test]
+fn deletes_leave_exactly_the_rows_a_full_scan_keeps_for_scans_searches_and_time_travel() {
+    use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    for range in [0..300, 300..700, 700..1000] {
+        table.append(reader(vec![batch(range)])).unwrap();
+    }
+    let files = |t: &Table| t.data_files(t.metadata().current_snapshot()).unwrap();
+    // The slow twin: the ids left, each delete's filter applied to the rows of a model batch.
+    let mut model: Vec<i64> = (0..1000).collect();
+    let mut history = vec![(table.metadata().current_snapshot_id.unwrap(), model.clone())];
+    let mut rng = Rng(11);
+    let query = vec![500.0f32, 0.5, -480.0];
+    let deletes = [
+        r#"{"op":"and","args":[{"op":"ge","column":"id","value":100},{"op":"lt","column":"id","value":140}]}"#
+            .to_owned(),
+        r#"{"op":"is_null","column":"name"}"#.to_owned(),
+        r#"{"op":"lt","column":"id","value":300}"#.to_owned(), // the rest of the first file: it leaves the table
+        r#"{"op":"eq","column":"id","value":5000}"#.to_owned(), // no row: no snapshot
+    ]
+    .into_iter()
+    .map(|j| Predicate::from_json(&j).unwrap())
+    .chain((0..6).map(|_| {
+        let lo = rng.below(1000) as i64;
+        let mut values: Vec<serde_json::Value> = (0..20).map(|_| serde_json::json!(rng.below(1000) as i64)).collect();
+        values.push(serde_json::json!(lo));
+        Predicate::Or {
+            args: vec![
+                Predicate::In { column: "id".into(), values },
+                Predicate::And {
+                    args: vec![
+                        Predicate::Ge { column: "id".into(), value: serde_json::json!(lo) },
+                        Predicate::Lt { column: "id".into(), value: serde_json::json!(lo + 15) },
+                    ],
+                },
+                Predicate::StartsWith { column: "name".into(), prefix: format!("n{}", 1 + rng.below(9)) },
+            ],
+        }
+    }));
+    for (step, filter) in deletes.enumerate() {
+        let before = model.clone();
+        let all = batch(0..1000);
+        let passed = filter.evaluate(&all).unwrap();
+        model.retain(|&id| !(passed.is_valid(id as usize) && passed.value(id as usize)));
+        let (snapshot, deleted) = table.delete_where(Some(&filter)).unwrap();
+        assert_eq!(deleted as usize, before.len() - model.len(), "step {step}: {}", filter.to_json());
+        assert_eq!(snapshot.is_some(), deleted > 0, "a delete of no row commits nothing");
+        if let Some(id) = snapshot {
+            assert_eq!(table.metadata().snapshot(id).unwrap().summary["operation"], "delete");
+            history.push((id, model.clone()));
+        }
+        // A full scan, a filtered scan and a search all leave the deleted rows out.
+        let reopened = Table::load(&location, &HashMap::new()).unwrap();
+        assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model, "step {step}");
+        let odd = Predicate::from_json(r#"{"op":"not_null","column":"name"}"#).unwrap();
+        let mut kept: Vec<i64> = reopened
+            .scan(files(&reopened), Some(&["id".to_owned()]), Some(odd.clone()), 50)
+            .unwrap()
+            .flat_map(|b| b.unwrap().column(0).as_primitive::<Int64Type>().values().to_vec())
+            .collect();
+        kept.sort_unstable();
+        assert_eq!(kept, model.iter().copied().filter(|i| i % 4 != 0).collect::<Vec<_>>(), "step {step}");
+        for filter in [None, Some(&odd)] {
+            let search = VectorSearch::new("embedding", query.clone(), Metric::L2, 25);
+            let found = reopened.search(files(&reopened), Some(&["id".to_owned()]), filter, &search, 64).unwrap();
+            let mut reference: Vec<(f64, i64)> = model
+                .iter()
+                .filter(|&&i| filter.is_none() || i % 4 != 0)
+                .map(|&i| (reference_distance(Metric::L2, &query, &[i as f32, 0.5, -(i as f32)]), i))
+                .collect();
+            reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+            let got = found.column(0).as_primitive::<Int64Type>().values().to_vec();
+            assert_eq!(
+                got,
+                reference.iter().take(25).map(|r| r.1).collect::<Vec<_>>(),
+                "step {step}, filter {filter:?}"
+            );
+        }
+    }
+    // The first file left the table whole; no data file holds more than one delete file.
+    let live = files(&table);
+    assert_eq!(table.live_rows(&live).unwrap(), model.len() as u64, "a count from metadata equals the rows read");
+    assert_eq!(live.len(), 2);
+    assert!(live.iter().all(|f| f.deletes.len() == 1));
+    // Time travel sees every earlier snapshot's rows.
+    for (id, rows) in &history {
+        assert_eq!(&ids(&table, table.metadata().snapshot(*id).ok()), rows);
+    }
+    // Appends keep the deletes; an overwrite drops them with the rows; nothing is left orphaned.
+    table.append(reader(vec![batch(2000..2010)])).unwrap();
+    model.extend(2000..2010);
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
+    let summary = &table.metadata().current_snapshot().unwrap().summary;
+    assert_eq!(summary["total-delete-files"], "2");
+    assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty());
+    table.commit_overwrite(vec![]).unwrap();
+    assert!(ids(&table, table.metadata().current_snapshot()).is_empty());
+    assert_eq!(table.metadata().current_snapshot().unwrap().summary["total-delete-files"], "0");
+    // Deleting every row of a table removes its files without writing a delete file.
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    assert_eq!(table.delete_where(None).unwrap().1, 10);
+    assert!(files(&table).is_empty());
+    // A filter on a column the table lacks is refused before anything is written.
+    let unknown = Predicate::from_json(r#"{"op":"eq","column":"nope","value":1}"#).unwrap();
+    assert!(matches!(table.delete_where(Some(&unknown)), Err(Error::NotFound(m)) if m.contains("nope")));
+}

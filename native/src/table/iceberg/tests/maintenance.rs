@@ -1,0 +1,163 @@
+use super::*;
+
+#[test]
+fn compaction_rewrites_small_and_deleted_from_files_and_every_read_answers_as_before() {
+    use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 8, ef_construction: 40 }).unwrap();
+    for start in (0..250).step_by(50) {
+        table.append(reader(vec![batch(start..start + 50)])).unwrap();
+    }
+    table.delete_where(Some(&Predicate::from_json(r#"{"op":"or","args":[{"op":"lt","column":"id","value":20},{"op":"in","column":"id","values":[60,61,130]}]}"#).unwrap())).unwrap();
+    let model: Vec<i64> = (20..250).filter(|i| ![60, 61, 130].contains(i)).collect();
+    let before = table.metadata().current_snapshot_id;
+    let search = |t: &Table| {
+        let files = t.data_files(t.metadata().current_snapshot()).unwrap();
+        let query = VectorSearch::new("embedding", vec![100.3, 0.5, -90.0], Metric::L2, 12);
+        let found = t.search(files, Some(&["id".to_owned()]), None, &query, 64).unwrap();
+        found.column(0).as_primitive::<Int64Type>().values().to_vec()
+    };
+    let mut reference: Vec<(f64, i64)> = model
+        .iter()
+        .map(|&i| (reference_distance(Metric::L2, &[100.3, 0.5, -90.0], &[i as f32, 0.5, -(i as f32)]), i))
+        .collect();
+    reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+    let exact: Vec<i64> = reference.iter().take(12).map(|r| r.1).collect();
+    assert_eq!(search(&table), exact);
+
+    // Files of 60 rows at most: the five files (three with deletes) become four.
+    let rewrite = table.rewrite_data_files(60).unwrap().unwrap();
+    assert_eq!((rewrite.rewritten, rewrite.written), (5, 4));
+    let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+    assert_eq!(files.iter().map(|f| f.record_count).collect::<Vec<_>>(), vec![60, 60, 60, 47]);
+    assert!(files.iter().all(|f| f.deletes.is_empty()));
+    let summary = &table.metadata().current_snapshot().unwrap().summary;
+    assert_eq!(
+        (summary["operation"].as_str(), summary["total-delete-files"].as_str(), summary["total-records"].as_str()),
+        ("replace", "0", "227")
+    );
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), model);
+    assert_eq!(search(&table), exact, "the new files carry sidecars and graphs");
+    assert!(files
+        .iter()
+        .all(|f| table.storage.exists(&hnsw_path(table.storage.relative(&f.file_path).unwrap(), 3)).unwrap()));
+    assert_eq!(ids(&table, table.metadata().snapshot(before.unwrap()).ok()), model, "time travel reads the old files");
+    // Nothing is small or deleted from any more; an orphan sweep finds nothing.
+    assert_eq!(table.rewrite_data_files(60).unwrap(), None);
+    assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty());
+    // Into one file; a reopened table reads the same.
+    assert_eq!(table.rewrite_data_files(1000).unwrap().map(|r| (r.rewritten, r.written)), Some((4, 1)));
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model);
+    assert!(matches!(table.rewrite_data_files(0), Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn rollback_makes_an_ancestor_current_and_keeps_the_later_snapshots_for_time_travel() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let first = table.append(reader(vec![batch(0..10)])).unwrap();
+    let second = table.append(reader(vec![batch(10..20)])).unwrap();
+    let third = table.append(reader(vec![batch(20..30)])).unwrap();
+    table.rollback_to(first).unwrap();
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), (0..10).collect::<Vec<_>>());
+    assert_eq!(ids(&reopened, reopened.metadata().snapshot(third).ok()), (0..30).collect::<Vec<_>>());
+    // The next commit builds on the snapshot rolled back to.
+    let fourth = table.append(reader(vec![batch(100..105)])).unwrap();
+    assert_eq!(table.metadata().snapshot(fourth).unwrap().parent_snapshot_id, Some(first));
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..10).chain(100..105).collect::<Vec<_>>());
+    // Only ancestors: the abandoned line, and unknown snapshots, are refused by name.
+    assert!(matches!(table.rollback_to(second), Err(Error::InvalidArgument(m)) if m.contains("ancestor")));
+    assert!(matches!(table.rollback_to(42), Err(Error::NotFound(m)) if m.contains("42")));
+    let now = now_ms();
+    assert_eq!(table.snapshot(None, Some(now)).unwrap().map(|s| s.snapshot_id), Some(fourth));
+}
+
+#[test]
+fn expired_snapshots_take_only_their_own_files_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let first = table.append(reader(vec![batch(0..10)])).unwrap();
+    table.commit_overwrite(table.write_data_files(reader(vec![batch(10..20)])).unwrap()).unwrap();
+    let third = table.append(reader(vec![batch(20..30)])).unwrap();
+    let data = |t: &Table| t.storage.list("data").unwrap().into_iter().filter(|p| p.ends_with(".parquet")).count();
+    assert_eq!(data(&table), 3);
+    // Nothing is old enough: the snapshots stay.
+    assert!(table.expire_snapshots(0, 1).unwrap().is_empty());
+    let expired = table.expire_snapshots(i64::MAX, 2).unwrap();
+    assert_eq!(expired, vec![first]);
+    // The first append's file was only in the expired snapshot; the others are still live.
+    assert_eq!(data(&table), 2);
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), (10..30).collect::<Vec<_>>());
+    assert!(table.metadata().snapshot(first).is_err(), "time travel to an expired snapshot fails");
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(reopened.metadata().snapshots.len(), 2);
+    assert_eq!(reopened.metadata().current_snapshot_id, Some(third));
+    assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "expiry left no orphans");
+}
+
+#[test]
+fn orphan_removal_spares_referenced_and_recent_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    table.append(reader(vec![batch(10..20)])).unwrap();
+    // A write that never committed: its data file and the files beside it are orphans.
+    let pending = table.write_data_files(reader(vec![batch(20..30)])).unwrap().remove(0);
+    let listed = |t: &Table| {
+        let mut all = t.storage.list("").unwrap();
+        all.sort();
+        all
+    };
+    let before = listed(&table);
+    // Files younger than the cutoff stay: a writer may still be about to commit them.
+    assert!(table.remove_orphan_files_unchecked(now_ms() - 3_600_000).unwrap().is_empty());
+    let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+    let stem = table.storage.relative(&pending.file_path).unwrap().strip_suffix(".parquet").unwrap().to_owned();
+    // The data file, its vector sidecar and its distinct-value sketches.
+    assert_eq!(removed.len(), 3, "{removed:?}");
+    assert!(removed.iter().all(|p| p.starts_with(&stem)), "{removed:?}");
+    assert_eq!(listed(&table).len(), before.len() - 3);
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), (0..20).collect::<Vec<_>>());
+    // Time travel still has every file it needs.
+    let first = table.metadata().snapshots[0].snapshot_id;
+    assert_eq!(ids(&table, table.metadata().snapshot(first).ok()).len(), 10);
+}
+
+#[test]
+fn orphan_removal_refuses_young_cutoffs_and_spares_newer_versions_and_uncommitted_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap();
+    let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..5)])).unwrap();
+    for cutoff in [now_ms(), now_ms() + 3_600_000, i64::MAX, now_ms() - 3_600_000] {
+        let err = table.remove_orphan_files(cutoff).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)) && err.to_string().contains("older than 24 hours"), "{err}");
+    }
+    assert!(table.remove_orphan_files(now_ms() - crate::limits::MIN_ORPHAN_AGE_MS).unwrap().is_empty());
+    // A metadata version past the one read (another writer's, arriving meanwhile) is never an orphan.
+    table.append(reader(vec![batch(5..9)])).unwrap();
+    std::fs::write(dir.path().join("metadata/v99.metadata.json"), b"{}").unwrap();
+    let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+    assert!(removed.is_empty(), "{removed:?}");
+    assert!(dir.path().join("metadata/v99.metadata.json").exists());
+    std::fs::remove_file(dir.path().join("metadata/v99.metadata.json")).unwrap();
+    let rows = |t: &Table| ids(t, t.metadata().current_snapshot()).len();
+    assert_eq!(rows(&Table::load(location, &HashMap::new()).unwrap()), 9);
+    // A staged file a killed writer left goes with the orphans.
+    std::fs::write(dir.path().join("data/leftover.parquet#4242"), b"half a file").unwrap();
+    let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+    assert_eq!(removed, vec!["data/leftover.parquet#4242"]);
+    // A file removed before its commit is not committed.
+    let written = table.write_data_files(reader(vec![batch(9..12)])).unwrap();
+    table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+    let err = table.commit_append(written).unwrap_err();
+    assert!(matches!(err, Error::NotFound(_)) && err.to_string().contains("removed as an orphan"), "{err}");
+    assert_eq!(rows(&Table::load(location, &HashMap::new()).unwrap()), 9);
+}
