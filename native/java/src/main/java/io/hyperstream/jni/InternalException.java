@@ -7,4 +7,8 @@ public class InternalException extends HyperStreamException {
     public InternalException(String message) {
         super(message);
     }
+
+    public InternalException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

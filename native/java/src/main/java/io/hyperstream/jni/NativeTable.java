@@ -1,6 +1,7 @@
 package io.hyperstream.jni;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.c.ArrowSchema;
@@ -280,8 +281,8 @@ public final class NativeTable extends NativeHandle {
      */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, null, null, null, 0, 0, null, false, batchRows, address)));
+        return call(h -> ArrowStreams.importStream(allocator,
+                address -> scanFilesNative(h, dataFiles, columns, filter, batchRows, address)));
     }
 
     /**
@@ -291,8 +292,8 @@ public final class NativeTable extends NativeHandle {
      */
     public ArrowReader scanWithDistances(BufferAllocator allocator, String[] dataFiles, String[] columns,
             String filter, VectorSearch search, int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
-                filter, search.column(), search.query(), search.metric(), -1, 0, null, false, batchRows, address)));
+        return call(h -> ArrowStreams.importStream(allocator, address -> distancesNative(h, dataFiles, columns,
+                filter, search.column(), search.query(), search.metric(), batchRows, address)));
     }
 
     /**
@@ -306,7 +307,7 @@ public final class NativeTable extends NativeHandle {
      */
     public ArrowReader search(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
             VectorSearch search, int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator, address -> readFilesNative(h, dataFiles, columns,
+        return call(h -> ArrowStreams.importStream(allocator, address -> searchNative(h, dataFiles, columns,
                 filter, search.column(), search.query(), search.metric(), search.k(), search.efSearch(),
                 search.backend(), search.nullsFirst(), batchRows, address)));
     }
@@ -419,6 +420,15 @@ public final class NativeTable extends NativeHandle {
         }
     }
 
+    /** Table property naming the columns with a scalar index: {@code "user_id, category"}. */
+    public static final String INDEX_COLUMNS = "hyperstream.index.columns";
+
+    /** The columns an {@link #INDEX_COLUMNS} value names (none for null). */
+    public static List<String> indexColumns(String value) {
+        return value == null ? List.of()
+                : Arrays.stream(value.split(",")).map(String::trim).filter(c -> !c.isEmpty()).toList();
+    }
+
     /** Table property, given at creation, that partitions the table: {@code "category, bucket(id, 16), day(ts)"}. */
     public static final String PARTITIONING = "hyperstream.partitioning";
     /** Table property, given at creation, that sorts every data file: {@code "id, ts DESC NULLS LAST"}. */
@@ -426,12 +436,12 @@ public final class NativeTable extends NativeHandle {
 
     /** The table's partition fields ({@code bucket(id, 16)}, {@code day(ts)}, {@code category}); empty when unpartitioned. */
     public List<String> partitioning() {
-        return List.of(call(h -> layoutNative(h, 0)));
+        return List.of(call(NativeTable::partitioningNative));
     }
 
     /** The table's sort order, a field each ({@code ts DESC NULLS LAST}); empty when unsorted. */
     public List<String> sortOrder() {
-        return List.of(call(h -> layoutNative(h, 1)));
+        return List.of(call(NativeTable::sortOrderNative));
     }
 
     /**
@@ -531,10 +541,7 @@ public final class NativeTable extends NativeHandle {
 
     /** See {@link ExplainedFiles}. */
     public ExplainedFiles explainFiles(String[] dataFiles, String filter) {
-        Object[] out = call(h -> explainNative(h, dataFiles, filter));
-        long[] c = (long[]) out[0];
-        return new ExplainedFiles(new ScanExplain(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]),
-                (String[]) out[1]);
+        return Json.read(call(h -> explainNative(h, dataFiles, filter)), ExplainedFiles.class);
     }
 
     /**
@@ -619,7 +626,9 @@ public final class NativeTable extends NativeHandle {
 
     private static native boolean isWritePropertyNative(String key);
 
-    private static native String[] layoutNative(long handle, int which);
+    private static native String[] partitioningNative(long handle);
+
+    private static native String[] sortOrderNative(long handle);
 
     private static native int formatVersionNative(long handle);
 
@@ -651,7 +660,13 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
 
-    private static native void readFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
+    private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
+            int batchRows, long streamAddress);
+
+    private static native void distancesNative(long handle, String[] dataFiles, String[] columns, String filter,
+            String vectorColumn, float[] query, String metric, int batchRows, long streamAddress);
+
+    private static native void searchNative(long handle, String[] dataFiles, String[] columns, String filter,
             String vectorColumn, float[] query, String metric, long k, long efSearch, String backend,
             boolean nullsFirst, int batchRows, long streamAddress);
 
@@ -671,7 +686,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] scalarIndexesNative(long handle);
 
-    private static native Object[] explainNative(long handle, String[] dataFiles, String filter);
+    private static native String explainNative(long handle, String[] dataFiles, String filter);
 
     private static native String[] splitFilesNative(long handle, String[] dataFiles, long splitRows);
 

@@ -1,0 +1,866 @@
+//! `io.hyperstream.jni.NativeTable`: a stored table's DDL, commits, scans, searches and maintenance.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use jni::objects::{JClass, JFloatArray, JLongArray, JObject, JObjectArray, JString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned};
+
+use crate::scan::Predicate;
+use crate::spec::manifest::DataFile;
+use crate::table::iceberg::Table;
+use crate::vector::gpu::Backend;
+use crate::vector::hnsw::HnswParams;
+use crate::vector::{IndexUse, Metric, VectorSearch};
+use crate::Error;
+
+use super::*;
+
+/// A table handle: appends move it to new versions, so calls take the lock.
+pub(super) type TableCell = Mutex<Table>;
+
+pub(super) fn table_of(handle: jlong) -> JniResult<Arc<TableCell>> {
+    // SAFETY: NativeHandle passes only open handles.
+    Ok(unsafe { handle::get::<TableCell>(handle) }?)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    location: JString<'l>,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+    options: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let location = string(env, &location)?;
+        let schema = import_schema(schema_address)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let table = Table::create(&location, &schema, properties, &options)?;
+        Ok(handle::into_handle(Mutex::new(table)))
+    })
+}
+
+/// CREATE OR REPLACE TABLE: the table redefined with the columns of the exported schema and the
+/// creation properties given, without rows, in one snapshot; returns it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_replaceNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let schema = import_schema(schema_address)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let cell = table_of(handle)?;
+        let snapshot = lock(&cell).replace(&schema, properties)?;
+        Ok(snapshot)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    location: JString<'l>,
+    options: JObjectArray<'l>,
+    at_snapshot: jboolean,
+    snapshot_id: jlong,
+    as_of: jboolean,
+    as_of_ms: jlong,
+) -> jlong {
+    entry(&mut env, |env| {
+        let location = string(env, &location)?;
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let table = Table::load_at(&location, &options, at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
+        Ok(handle::into_handle(Mutex::new(table)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_exportSchema<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let schema = lock(&cell).arrow_schema()?;
+        export_schema(&schema, schema_address)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_appendNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    stream_address: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let reader = import_stream(stream_address)?;
+        let snapshot = lock(&cell).append(reader)?;
+        Ok(snapshot)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_refreshNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let mut table = lock(&cell);
+        table.refresh()?;
+        Ok(table.version() as jlong)
+    })
+}
+
+/// `[snapshot id, parent id or -1, timestamp ms, sequence number]` per snapshot, oldest first.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_snapshotsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let flat: Vec<jlong> = lock(&cell)
+            .metadata()
+            .snapshots
+            .iter()
+            .flat_map(|s| [s.snapshot_id, s.parent_snapshot_id.unwrap_or(-1), s.timestamp_ms, s.sequence_number])
+            .collect();
+        long_array(env, &flat)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_currentSnapshotNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let current = lock(&cell).metadata().current_snapshot_id.unwrap_or(-1);
+        Ok(current)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+    columns: JObjectArray<'l>,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let columns = strings(env, &columns)?;
+        let table = lock(&cell);
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let files = table.data_files(snapshot)?;
+        let stream = table.scan_files(files, columns.as_deref(), batch_rows_arg(batch_rows)?)?;
+        export_stream(stream, stream_address)
+    })
+}
+
+pub(super) fn data_files_arg(env: &mut Env, array: &JObjectArray) -> JniResult<Vec<DataFile>> {
+    strings(env, array)?
+        .unwrap_or_default()
+        .iter()
+        .map(|json| {
+            serde_json::from_str(json).map_err(|e| Error::invalid(format!("not a data file description: {e}")).into())
+        })
+        .collect()
+}
+
+pub(super) fn data_files_out<'l>(env: &mut Env<'l>, files: &[DataFile]) -> JniResult<JObjectArray<'l, JString<'l>>> {
+    let json = files
+        .iter()
+        .map(|file| serde_json::to_string(file).map_err(|e| Error::Internal(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    string_array(env, &json)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_writeDataFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    stream_address: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let reader = import_stream(stream_address)?;
+        let table = lock(&cell).clone();
+        let files = table.write_data_files(reader)?;
+        data_files_out(env, &files)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_isWritePropertyNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    key: JString<'l>,
+) -> jboolean {
+    entry(&mut env, |env| Ok(crate::table::iceberg::is_write_property(&string(env, &key)?)))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_openWriterNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let writer = lock(&cell).writer()?;
+        Ok(handle::into_handle(Mutex::new(writer)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitAppendNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    overwrite: jboolean,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let mut table = lock(&cell);
+        Ok(if overwrite { table.commit_overwrite(files)? } else { table.commit_append(files)? })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let table = lock(&cell).clone();
+        Ok(table.delete_files(&files)?)
+    })
+}
+
+/// Deletes the rows `filter` passes (null: every row); returns `[snapshot id or -1, rows deleted]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteWhereNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    filter: JString<'l>,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let filter = filter_arg(env, &filter)?;
+        let (snapshot, rows) = lock(&cell).delete_where(filter.as_ref())?;
+        long_array(env, &[snapshot.unwrap_or(-1), rows as jlong])
+    })
+}
+
+/// Compacts the table's small files and files with deleted rows into files of up to
+/// `target_rows` rows; returns `[snapshot id or -1, files rewritten, files written]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rewriteDataFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    target_rows: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let target = usize::try_from(target_rows)
+            .map_err(|_| Error::invalid(format!("target rows per file must be positive, got {target_rows}")))?;
+        let done = lock(&cell).rewrite_data_files(target)?;
+        let out = done.map_or([-1, 0, 0], |r| [r.snapshot_id, r.rewritten as jlong, r.written as jlong]);
+        long_array(env, &out)
+    })
+}
+
+/// Makes an ancestor snapshot current again.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rollbackToNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        lock(&cell).rollback_to(snapshot_id)?;
+        Ok(())
+    })
+}
+
+/// Adds the one field of the exported schema at `schema_address` as a new column.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_addColumnNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+) {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let schema = import_schema(schema_address)?;
+        let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
+            return Err(Error::invalid(format!("a new column is one field, got {}", schema.fields().len())).into());
+        };
+        lock(&cell).add_column(field)?;
+        Ok(())
+    })
+}
+
+/// Renames a column, or drops it when `new_name` is null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_renameColumnNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+    new_name: JString<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let mut table = lock(&cell);
+        if new_name.is_null() {
+            return Ok(table.drop_column(&column)?);
+        }
+        let new_name = string(env, &new_name)?;
+        Ok(table.rename_column(&column, &new_name)?)
+    })
+}
+
+/// Declares an HNSW index on a vector column (`definition`: its JSON, see [`HnswParams`]) and
+/// builds it for every live data file; returns how many files were indexed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+    definition: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let params = HnswParams::from_json(&string(env, &definition)?)?;
+        let column = string(env, &column)?;
+        let indexed = lock(&cell).create_vector_index(&column, params)?;
+        Ok(indexed as jlong)
+    })
+}
+
+/// A vector index definition checked and written out in full (every default filled in).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_normalizeVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    definition: JString<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let params = HnswParams::from_json(&string(env, &definition)?)?;
+        Ok(JString::new(env, params.to_json())?)
+    })
+}
+
+/// Drops a column's vector index; returns how many files' graphs were removed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropVectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let dropped = lock(&cell).drop_vector_index(&column)?;
+        Ok(dropped as jlong)
+    })
+}
+
+/// Declares a scalar index on a column and builds it for the live files; returns how many.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_createScalarIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let indexed = lock(&cell).create_scalar_index(&column)?;
+        Ok(indexed as jlong)
+    })
+}
+
+/// Drops a column's scalar index; returns how many files' indexes were removed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dropScalarIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let dropped = lock(&cell).drop_scalar_index(&column)?;
+        Ok(dropped as jlong)
+    })
+}
+
+/// The names of the columns with a scalar index, in table order.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scalarIndexesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let names = lock(&cell).scalar_index_columns()?;
+        string_array(env, &names)
+    })
+}
+
+/// The table's partitioning, a field each, as the create-time property takes it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_partitioningNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let fields = lock(&*table_of(handle)?).partitioning()?;
+        string_array(env, &fields)
+    })
+}
+
+/// The table's sort order, a field each, as the create-time property takes it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_sortOrderNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let fields = lock(&*table_of(handle)?).sort_order()?;
+        string_array(env, &fields)
+    })
+}
+
+/// The table's Iceberg format version (2, or 3 with row lineage).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_formatVersionNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jint {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let version = lock(&cell).metadata().format_version;
+        Ok(jint::from(version))
+    })
+}
+
+/// `files` as scan splits: big files cut into runs of whole row groups of about `split_rows` rows.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_splitFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    split_rows: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let table = lock(&cell).clone();
+        let splits = table.split_files(files, u64::try_from(split_rows).unwrap_or(1))?;
+        data_files_out(env, &splits)
+    })
+}
+
+/// How a scan of `files` filtered by `filter` (JSON, or null) prunes, as JSON: `explain`, the
+/// counts of [`ScanExplain`](crate::table::iceberg::ScanExplain) by name, and `files`, the
+/// descriptions of the files that hold a row to read (Java binds it to `NativeTable.ExplainedFiles`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    filter: JString<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let filter = filter_arg(env, &filter)?;
+        let table = lock(&cell).clone();
+        let (explain, reading) = table.explain_files(files, filter.as_ref())?;
+        let files = reading.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>();
+        let json = files
+            .and_then(|files| serde_json::to_string(&serde_json::json!({ "explain": explain, "files": files })))
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(JString::new(env, json)?)
+    })
+}
+
+/// Expires snapshots older than `older_than_ms` but the last `retain_last`; returns their ids.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    older_than_ms: jlong,
+    retain_last: jint,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        if retain_last < 1 {
+            return Err(Error::invalid(format!("retain_last must be at least 1, got {retain_last}")).into());
+        }
+        let expired = lock(&cell).expire_snapshots(older_than_ms, retain_last as usize)?;
+        long_array(env, &expired)
+    })
+}
+
+/// The HNSW graphs built through this handle so far: `[data files, vectors, nanoseconds]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_indexBuildsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JLongArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let (files, vectors, nanos) = lock(&cell).index_builds().totals();
+        long_array(env, &[files, vectors, nanos].map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
+    })
+}
+
+/// The definition (JSON) of a column's vector index, or null when it has none.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_vectorIndexNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    column: JString<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let column = string(env, &column)?;
+        let table = lock(&cell).clone();
+        let (id, _) = table.vector_column(&column)?;
+        Ok(match table.vector_indexes().get(&id) {
+            Some(params) => JString::new(env, params.to_json())?,
+            None => JString::null(),
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+    filter: JString<'l>,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let filter = filter_arg(env, &filter)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let files = table.prune(table.data_files(snapshot)?, filter.as_ref())?;
+        data_files_out(env, &files)
+    })
+}
+
+/// The exact number of rows of a snapshot, from its manifests and delete files alone.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        Ok(table.live_rows(&table.data_files(snapshot)?)? as jlong)
+    })
+}
+
+/// Sets `keys[i]` to `values[i]` (null: removes it) for Iceberg's Parquet write properties, as one commit.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setWritePropertiesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    keys: JObjectArray<'l>,
+    values: JObjectArray<'l>,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let keys = strings(env, &keys)?.unwrap_or_default();
+        let len = values.len(env)?;
+        if len != keys.len() {
+            return Err(Error::invalid(format!("{} property keys but {len} values", keys.len())).into());
+        }
+        let mut changes = Vec::with_capacity(len);
+        for (i, key) in keys.into_iter().enumerate() {
+            let value = values.get_element(env, i)?;
+            let value = if value.is_null() {
+                None
+            } else {
+                let value = JString::cast_local(env, value)?;
+                Some(string(env, &value)?)
+            };
+            changes.push((key, value));
+        }
+        lock(&cell).set_write_properties(&changes)?;
+        Ok(())
+    })
+}
+
+/// Each column's statistics over a snapshot: {String[] columns, long[] distinct values, long[] nulls},
+/// -1 where unknown (see `Table::column_statistics`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_columnStatisticsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+) -> JObjectArray<'l> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let stats = table.column_statistics(snapshot)?;
+        let known = |v: Option<u64>| v.map_or(-1, |v| v as jlong);
+        let names = string_array(env, &stats.iter().map(|(n, _, _)| n.clone()).collect::<Vec<_>>())?;
+        let distinct = long_array(env, &stats.iter().map(|(_, d, _)| known(*d)).collect::<Vec<_>>())?;
+        let nulls = long_array(env, &stats.iter().map(|(_, _, n)| known(*n)).collect::<Vec<_>>())?;
+        let out = JObjectArray::<JObject>::new(env, 3, JObject::null())?;
+        out.set_element(env, 0, &names)?;
+        out.set_element(env, 1, &distinct)?;
+        out.set_element(env, 2, &nulls)?;
+        Ok(out)
+    })
+}
+
+/// Aggregates over a snapshot from its manifests alone: `kinds[i]` (count_star, count, min, max) of
+/// `columns[i]` (empty for count_star). Exports a stream of one one-row batch when the metadata
+/// answers them all exactly, of none otherwise (the caller then aggregates the rows).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_aggregateNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    snapshot_id: jlong,
+    as_of_ms: jlong,
+    kinds: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let kinds = strings(env, &kinds)?.unwrap_or_default();
+        let columns = strings(env, &columns)?.unwrap_or_default();
+        if kinds.len() != columns.len() {
+            return Err(Error::invalid(format!("{} aggregates but {} columns", kinds.len(), columns.len())).into());
+        }
+        let aggregates = kinds
+            .iter()
+            .zip(&columns)
+            .map(|(kind, column)| {
+                crate::scan::MetadataAggregate::parse(kind, Some(column.as_str()).filter(|c| !c.is_empty()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let table = lock(&cell).clone();
+        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let answer = table.aggregate_from_metadata(snapshot, &aggregates)?;
+        let schema = answer
+            .as_ref()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| std::sync::Arc::new(arrow::datatypes::Schema::empty()));
+        let batches: Vec<_> = answer.into_iter().map(Ok).collect();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
+    })
+}
+
+/// Scans `files` natively (every row `filter` passes, with `columns`; null: all), decoding every
+/// batch without handing it over; returns the rows. The library's own scan speed, without a consumer.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanRowCountNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        let table = lock(&cell).clone();
+        let mut rows = 0usize;
+        for batch in table.scan(files, columns.as_deref(), filter, 64 * 1024)? {
+            rows += batch?.num_rows();
+        }
+        Ok(rows as jlong)
+    })
+}
+
+/// A filter in the predicate model's JSON form; null means none.
+pub(super) fn filter_arg(env: &Env, json: &JString) -> JniResult<Option<Predicate>> {
+    if json.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(Predicate::from_json(&string(env, json)?)?))
+}
+
+pub(super) fn batch_rows_arg(batch_rows: jint) -> JniResult<usize> {
+    Ok(crate::limits::batch_rows("batch rows", i64::from(batch_rows))?)
+}
+
+/// Streams the rows of data files that `filter` (JSON, or null) passes, with `columns` (null: all).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        let rows = batch_rows_arg(batch_rows)?;
+        let table = lock(&cell).clone();
+        export_stream(table.scan(files, columns.as_deref(), filter, rows)?, stream_address)
+    })
+}
+
+/// As `scanFilesNative`, with each row's `_distance` from `query` in `vector_column` by `metric`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_distancesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+    vector_column: JString<'l>,
+    query: JFloatArray<'l>,
+    metric: JString<'l>,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        let rows = batch_rows_arg(batch_rows)?;
+        let search = search_arg(env, &vector_column, &query, &metric)?;
+        let table = lock(&cell).clone();
+        export_stream(table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?, stream_address)
+    })
+}
+
+/// The `k` rows of data files nearest `query` in `vector_column` by `metric` among those `filter`
+/// passes, nearest first, with `columns` (null: all) and `_distance`: through the column's vector
+/// index where a file has one as `ef_search` says (its code: 0 default, -1 exact), an exact search
+/// of a file's contiguous vectors on `backend` (null: auto), rows without a vector before the
+/// nearest when `nulls_first`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+    vector_column: JString<'l>,
+    query: JFloatArray<'l>,
+    metric: JString<'l>,
+    k: jlong,
+    ef_search: jlong,
+    backend: JString<'l>,
+    nulls_first: jboolean,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let columns = strings(env, &columns)?;
+        let filter = filter_arg(env, &filter)?;
+        let rows = batch_rows_arg(batch_rows)?;
+        let mut search = search_arg(env, &vector_column, &query, &metric)?;
+        search.k = crate::limits::top_k("k", k)?;
+        search.index = IndexUse::from_code(ef_search)?;
+        if !backend.is_null() {
+            search.backend = Backend::parse(&string(env, &backend)?)?;
+        }
+        search.nulls_first = nulls_first;
+        let table = lock(&cell).clone();
+        let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, rows)?;
+        let schema = found.schema();
+        let batches: Vec<_> = (0..found.num_rows())
+            .step_by(rows)
+            .map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start))))
+            .collect();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
+    })
+}
+
+/// A vector search's column, query and metric (k and the rest at their defaults).
+fn search_arg(env: &mut Env, column: &JString, query: &JFloatArray, metric: &JString) -> JniResult<VectorSearch> {
+    if column.is_null() || query.is_null() {
+        return Err(Error::invalid("a vector search needs a vector column and a query vector").into());
+    }
+    let mut vector = vec![0f32; query.len(env)?];
+    query.get_region(env, 0, &mut vector)?;
+    Ok(VectorSearch::new(string(env, column)?, vector, Metric::parse(&string(env, metric)?)?, 0))
+}
