@@ -75,7 +75,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     @Override
     public Identifier[] listFunctions(String[] namespace) {
-        return VectorFunctions.METRICS.keySet().stream().sorted()
+        return VectorFunctions.FUNCTIONS.stream().sorted()
                 .map(f -> Identifier.of(namespace, f)).toArray(Identifier[]::new);
     }
 
@@ -327,7 +327,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             return table -> table.renameColumn(name, rename.newName());
         }
         if (change instanceof TableChange.SetProperty set && set.property().equals(INDEX_COLUMNS)) {
-            List<String> wanted = Arrays.stream(set.value().split(",")).map(String::trim).filter(c -> !c.isEmpty()).toList();
+            List<String> wanted = NativeTable.indexColumns(set.value());
             return table -> table.setScalarIndexes(wanted);
         }
         if (change instanceof TableChange.RemoveProperty remove && remove.property().equals(INDEX_COLUMNS)) {
@@ -356,7 +356,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     }
 
     /** The table property naming the columns with a scalar index (comma-separated). */
-    static final String INDEX_COLUMNS = "hyperstream.index.columns";
+    static final String INDEX_COLUMNS = NativeTable.INDEX_COLUMNS;
 
     private static String topLevel(Identifier ident, String[] fieldNames) {
         if (fieldNames.length != 1) {

@@ -40,7 +40,7 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
     }
 
     /** A split of the generated sample table. */
-    static HyperStreamColumnarReader sample(HyperStreamInputPartition split) {
+    static HyperStreamColumnarReader sample(SampleInputPartition split) {
         SampleTable table = split.options().open();
         return new HyperStreamColumnarReader("spark-sample-" + split.start(), table,
                 allocator -> table.scan(allocator, split.start(), split.end(), split.options().batchRows(), split.projection()));
@@ -55,7 +55,7 @@ final class HyperStreamColumnarReader implements PartitionReader<ColumnarBatch> 
     }
 
     /** Data files of a stored table: a filtered scan, or a vector search over all of them. */
-    static HyperStreamColumnarReader dataFile(PathInputPartition split) {
+    static HyperStreamColumnarReader dataFile(TableInputPartition split) {
         NativeTable table = split.options().openRead();
         int batchRows = split.options().batchRows();
         VectorOption search = split.search();

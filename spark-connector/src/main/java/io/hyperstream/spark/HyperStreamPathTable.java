@@ -170,7 +170,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scan) {
         var conf = org.apache.spark.sql.SparkSession.active().conf();
-        return new HyperStreamPathScanBuilder(options.tuned(scan, key -> conf.get(key, null)), schema);
+        return new TableScanBuilder(options.tuned(scan, key -> conf.get(key, null)), schema);
     }
 
     @Override

@@ -25,9 +25,9 @@ final class HyperStreamReaderFactory implements PartitionReaderFactory {
         if (partition instanceof HyperStreamArrayTable.ArrayInputPartition rows) {
             return HyperStreamColumnarReader.arrayRows(rows);
         }
-        if (partition instanceof PathInputPartition file) {
+        if (partition instanceof TableInputPartition file) {
             return HyperStreamColumnarReader.dataFile(file);
         }
-        return HyperStreamColumnarReader.sample((HyperStreamInputPartition) partition);
+        return HyperStreamColumnarReader.sample((SampleInputPartition) partition);
     }
 }

@@ -35,6 +35,6 @@ final class HyperStreamSampleTable implements SupportsRead {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
-        return new HyperStreamScanBuilder(options, schema);
+        return new SampleScanBuilder(options, schema);
     }
 }

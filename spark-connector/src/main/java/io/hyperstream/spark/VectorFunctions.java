@@ -1,7 +1,8 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Distances;
-import java.util.Map;
+import io.hyperstream.jni.Metrics;
+import java.util.Set;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
@@ -27,21 +28,15 @@ import org.apache.spark.sql.types.StructType;
  * evaluates them itself where they are not pushed (in Java, in double precision: the reference the
  * native top-k is tested against); {@code ORDER BY <function>(float vector column, <constant array>)
  * LIMIT k} over a HyperStream scan becomes a native top-k instead ({@link
- * HyperStreamPathScanBuilder#pushTopN}). The pgvector operators ({@link PgVectorOperators}) are
+ * TableScanBuilder#pushTopN}). The pgvector operators ({@link PgVectorOperators}) are
  * written as calls of these functions.
  */
 final class VectorFunctions {
     private VectorFunctions() {}
 
-    /** Function name → native metric. */
-    static final Map<String, String> METRICS = Map.of(
-            "l2_distance", "l2",
-            "cosine_distance", "cosine",
-            "l1_distance", "l1",
-            "inner_product", "inner_product",
-            "negative_inner_product", "inner_product",
-            "hamming_distance", "hamming",
-            "jaccard_distance", "jaccard");
+    /** The catalog's distance functions; each one's native metric is {@link Metrics#of} its name. */
+    static final Set<String> FUNCTIONS = Set.of("l2_distance", "cosine_distance", "l1_distance", "inner_product",
+            "negative_inner_product", "hamming_distance", "jaccard_distance");
 
     /** The functions over bit-packed binary values rather than numeric arrays. */
     static boolean overBits(String name) {
@@ -61,7 +56,7 @@ final class VectorFunctions {
     }
 
     static boolean isDistance(String name) {
-        return METRICS.containsKey(name);
+        return FUNCTIONS.contains(name);
     }
 
     /** Whether nearest-first is descending for this function (inner_product, the native distance negated). */
@@ -71,7 +66,7 @@ final class VectorFunctions {
 
     static UnboundFunction unbound(String name) {
         if (!isDistance(name)) {
-            throw new IllegalArgumentException("unknown HyperStream function '" + name + "'; known: " + METRICS.keySet());
+            throw new IllegalArgumentException("unknown HyperStream function '" + name + "'; known: " + FUNCTIONS);
         }
         return new UnboundFunction() {
             @Override
@@ -99,8 +94,8 @@ final class VectorFunctions {
             @Override
             public String description() {
                 return overBits(name)
-                        ? name + "(binary, binary): the " + METRICS.get(name) + " distance between two bit-packed vectors"
-                        : name + "(array, array): the " + METRICS.get(name) + " distance between two vectors";
+                        ? name + "(binary, binary): the " + Metrics.of(name) + " distance between two bit-packed vectors"
+                        : name + "(array, array): the " + Metrics.of(name) + " distance between two vectors";
             }
 
             @Override
@@ -183,7 +178,7 @@ final class VectorFunctions {
         }
 
         private double evaluate(InternalRow input) {
-            String metric = METRICS.get(name);
+            String metric = Metrics.of(name);
             if (overBits(name)) {
                 return Distances.bits(metric, input.getBinary(0), input.getBinary(1));
             }
@@ -221,7 +216,7 @@ final class VectorFunctions {
 
     /** The definition of every function, in double precision (the tests' reference). */
     static double distance(String name, double[] a, double[] b) {
-        double native_ = Distances.dense(METRICS.get(name), a, b);
+        double native_ = Distances.dense(Metrics.of(name), a, b);
         return name.equals("inner_product") ? -native_ : native_;
     }
 

@@ -92,7 +92,7 @@ final class TableCreation {
         Map<String, String> properties = new java.util.HashMap<>();
         String indexed = (String) metadata.getProperties().get(INDEXED_COLUMNS);
         if (indexed != null && !indexed.isBlank()) {
-            properties.put("hyperstream.index.columns", indexed);
+            properties.put(NativeTable.INDEX_COLUMNS, indexed);
         }
         Object blooms = metadata.getProperties().get(BLOOM_FILTER_COLUMNS);
         if (blooms instanceof List<?> columns) {
@@ -119,8 +119,7 @@ final class TableCreation {
 
     /** The columns {@code value} (of {@link #INDEXED_COLUMNS}) names. */
     static List<String> indexedColumns(String value) {
-        return value == null ? List.of()
-                : java.util.Arrays.stream(value.split(",")).map(String::trim).filter(c -> !c.isEmpty()).toList();
+        return NativeTable.indexColumns(value);
     }
 
     private static Schema arrowSchema(ConnectorTableMetadata metadata) {

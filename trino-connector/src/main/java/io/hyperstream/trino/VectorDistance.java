@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.airlift.slice.Slice;
+import io.hyperstream.jni.Metrics;
 import io.hyperstream.jni.VectorSearch;
 import io.trino.spi.block.Block;
 import io.trino.spi.connector.CatalogSchemaName;
@@ -38,15 +39,13 @@ public record VectorDistance(
         @JsonProperty("function") String function,
         @JsonProperty("column") String column,
         @JsonProperty("query") float[] query) {
-    /** Trino function name → native metric. */
-    private static final Map<String, String> METRICS = Map.of(
-            "euclidean_distance", "l2",
-            "cosine_distance", "cosine",
-            "dot_product", "inner_product",
+    /** The functions pushed into the scan; each one's native metric is {@link Metrics#of} its name. */
+    private static final java.util.Set<String> FUNCTIONS = java.util.Set.of("euclidean_distance", "cosine_distance",
+            "dot_product",
             // The catalog's own functions (VectorFunctions).
-            "l1_distance", "l1", "hamming_distance", "hamming", "jaccard_distance", "jaccard",
+            "l1_distance", "hamming_distance", "jaccard_distance",
             // vector_search names the native metric itself.
-            "l2", "l2", "cosine", "cosine", "inner_product", "inner_product", "l1", "l1");
+            "l2", "cosine", "inner_product", "l1");
 
     /** The Trino functions whose calls the scan computes. */
     private static final java.util.Set<String> TRINO_FUNCTIONS = java.util.Set.of("euclidean_distance", "cosine_distance", "dot_product");
@@ -59,14 +58,14 @@ public record VectorDistance(
         requireNonNull(function, "function is null");
         requireNonNull(column, "column is null");
         requireNonNull(query, "query is null");
-        if (!METRICS.containsKey(function)) {
+        if (!FUNCTIONS.contains(function)) {
             throw new IllegalArgumentException("not a pushed-down distance function: " + function);
         }
     }
 
     /** The native metric. */
     public String metric() {
-        return METRICS.get(function);
+        return Metrics.of(function);
     }
 
     /** Whether the native distance is the negation of the function's value (dot_product). */

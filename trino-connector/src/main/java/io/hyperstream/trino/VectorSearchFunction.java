@@ -12,6 +12,7 @@ import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
+import io.hyperstream.jni.Metrics;
 import io.hyperstream.jni.NativeTable;
 import io.trino.spi.TrinoException;
 import io.trino.spi.block.Block;
@@ -74,10 +75,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         String column = text(arguments, "COLUMN_NAME");
         long k = (Long) value(arguments, "K");
         HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
-        String metric = text(arguments, "METRIC");
-        if (!List.of("l2", "cosine", "inner_product", "l1").contains(metric)) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "unknown metric '" + metric + "': use l2, cosine, inner_product or l1");
-        }
+        String metric = nativeCall(() -> Metrics.overFloats(text(arguments, "METRIC")));
         float[] query = query((Block) value(arguments, "QUERY"));
         Path location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
         long snapshot = nativeCall(() -> {

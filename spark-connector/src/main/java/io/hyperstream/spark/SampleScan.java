@@ -8,12 +8,12 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.StructType;
 
 /** A planned scan: the native library divides the rows into splits, Spark schedules one task each. */
-final class HyperStreamScan implements Scan, Batch {
+final class SampleScan implements Scan, Batch {
     private final SampleOptions options;
     private final StructType readSchema;
     private final int[] projection;
 
-    HyperStreamScan(SampleOptions options, StructType readSchema, int[] projection) {
+    SampleScan(SampleOptions options, StructType readSchema, int[] projection) {
         this.options = options;
         this.readSchema = readSchema;
         this.projection = projection;
@@ -38,7 +38,7 @@ final class HyperStreamScan implements Scan, Batch {
     public InputPartition[] planInputPartitions() {
         try (var table = options.open()) {
             return Arrays.stream(table.planSplits(options.splitRows()))
-                    .map(split -> new HyperStreamInputPartition(options, split[0], split[1], projection))
+                    .map(split -> new SampleInputPartition(options, split[0], split[1], projection))
                     .toArray(InputPartition[]::new);
         }
     }

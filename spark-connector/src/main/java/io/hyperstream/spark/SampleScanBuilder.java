@@ -6,12 +6,12 @@ import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.types.StructType;
 
 /** Builds a scan, keeping only the columns Spark asks for. */
-final class HyperStreamScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns {
+final class SampleScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns {
     private final SampleOptions options;
     private final StructType tableSchema;
     private StructType readSchema;
 
-    HyperStreamScanBuilder(SampleOptions options, StructType tableSchema) {
+    SampleScanBuilder(SampleOptions options, StructType tableSchema) {
         this.options = options;
         this.tableSchema = tableSchema;
         this.readSchema = tableSchema;
@@ -28,6 +28,6 @@ final class HyperStreamScanBuilder implements ScanBuilder, SupportsPushDownRequi
         for (int i = 0; i < projection.length; i++) {
             projection[i] = tableSchema.fieldIndex(readSchema.fields()[i].name());
         }
-        return new HyperStreamScan(options, readSchema, projection);
+        return new SampleScan(options, readSchema, projection);
     }
 }

@@ -9,5 +9,5 @@ import org.apache.spark.sql.connector.read.InputPartition;
  * {@code limit} stops the split after that many rows (a pushed LIMIT, which Spark applies again over
  * the splits).
  */
-record PathInputPartition(PathOptions options, String[] dataFiles, String[] columns, String filter,
+record TableInputPartition(PathOptions options, String[] dataFiles, String[] columns, String filter,
         VectorOption search, boolean distanceColumn, long limit) implements InputPartition {}

@@ -1,0 +1,227 @@
+package io.hyperstream.spark;
+
+import io.hyperstream.jni.DataFiles;
+import io.hyperstream.jni.Filters;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.VectorSearch;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The planned read; it reports the rows and bytes of the files it reads to Spark's optimizer, and
+ * takes runtime filters: the join keys a selective dimension side leaves (dynamic pruning) join
+ * the native filter, so the fact table's files, row groups and rows are pruned by bounds and
+ * scalar indexes like any other filter.
+ */
+final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.read.SupportsReportStatistics,
+        org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering {
+    private final PathOptions options;
+    /** The table's own columns (without the {@code _distance} a search option adds). */
+    private final StructType tableColumns;
+    private final StructType readSchema;
+    private String filter;
+    private final VectorOption search;
+    private final int limit;
+    /** The data files read, once asked for. */
+    private String[] files;
+    /** How the filtered read prunes, once asked for (null without a filter). */
+    private NativeTable.ScanExplain explained;
+
+    TableScan(PathOptions options, StructType tableColumns, StructType readSchema, String filter, VectorOption search,
+            int limit) {
+        this.options = options;
+        this.tableColumns = tableColumns;
+        this.readSchema = readSchema;
+        this.filter = filter;
+        this.search = search;
+        this.limit = limit;
+    }
+
+    @Override
+    public StructType readSchema() {
+        return readSchema;
+    }
+
+    @Override
+    public String description() {
+        String at = options.snapshotId() != PathOptions.NOT_GIVEN ? " snapshot=" + options.snapshotId()
+                : options.asOfMillis() != PathOptions.NOT_GIVEN ? " as-of=" + options.asOfMillis() : "";
+        return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
+                + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
+                + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
+    }
+
+    /** What each pruning level leaves out of the filtered read (footers and indexes read, no data). */
+    private NativeTable.ScanExplain explained() {
+        if (explained == null && filter != null) {
+            if (search == null) {
+                files(); // plans the files and explains in one pass
+            } else {
+                try (NativeTable table = options.openRead()) {
+                    explained = table.explain(table.dataFiles(options.snapshotId(), options.asOfMillis()), filter);
+                }
+            }
+        }
+        return explained;
+    }
+
+    /**
+     * Every scalar column the read returns (Spark resolves these against the read's output): a
+     * runtime filter on any of them prunes by bounds, and by index where indexed.
+     */
+    @Override
+    public NamedReference[] filterAttributes() {
+        if (search != null) {
+            return new NamedReference[0]; // a top-k's rows are not the filtered rows' nearest
+        }
+        List<String> table = Arrays.asList(tableColumns.fieldNames());
+        return Arrays.stream(readSchema.fields())
+                .filter(f -> table.contains(f.name()))
+                .filter(f -> !(f.dataType() instanceof ArrayType) && !(f.dataType() instanceof StructType))
+                .map(f -> org.apache.spark.sql.connector.expressions.Expressions.column(f.name()))
+                .toArray(NamedReference[]::new);
+    }
+
+    @Override
+    public void filter(Predicate[] predicates) {
+        List<String> added = new ArrayList<>();
+        for (Predicate predicate : predicates) {
+            SparkFilters.translate(predicate, tableColumns).ifPresent(added::add);
+        }
+        if (added.isEmpty()) {
+            return;
+        }
+        if (filter != null) {
+            added.add(0, filter);
+        }
+        filter = Filters.and(added);
+        files = null;
+        explained = null;
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.metric.CustomMetric[] supportedCustomMetrics() {
+        return ScanMetrics.supported();
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.metric.CustomTaskMetric[] reportDriverMetrics() {
+        return filter == null || search != null ? new org.apache.spark.sql.connector.metric.CustomTaskMetric[0]
+                : ScanMetrics.values(explained());
+    }
+
+    @Override
+    public Batch toBatch() {
+        return this;
+    }
+
+    @Override
+    public InputPartition[] planInputPartitions() {
+        boolean distance = Arrays.asList(readSchema.fieldNames()).contains(VectorSearch.DISTANCE_COLUMN)
+                && options.search() != null;
+        String[] columns = Arrays.stream(readSchema.fieldNames())
+                .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
+        String[][] splits;
+        try (NativeTable table = options.openRead()) {
+            splits = table.planSplits(files(), search != null, limit, filter != null, options.splitRows());
+        }
+        return Arrays.stream(splits)
+                .map(files -> search != null
+                        ? new TableInputPartition(options, files, columns, filter, search, distance, 0)
+                        : new TableInputPartition(options, files, columns, filter, null, false, limit))
+                .toArray(InputPartition[]::new);
+    }
+
+    /**
+     * The data files the read covers. With a filter, only the files holding a row to read: those
+     * whose bounds, row-group statistics, scalar indexes or deletes rule out every row are never
+     * planned (the same pass gives the pruning figures the plan shows).
+     */
+    private String[] files() {
+        if (files == null) {
+            try (NativeTable table = options.openRead()) {
+                String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
+                if (filter == null || search != null) {
+                    files = filter == null ? all : table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
+                } else {
+                    NativeTable.ExplainedFiles explainedFiles = table.explainFiles(all, filter);
+                    explained = explainedFiles.explain();
+                    files = explainedFiles.files();
+                }
+            }
+        }
+        return files;
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.read.Statistics estimateStatistics() {
+        long rows = 0;
+        long bytes = 0;
+        for (String file : files()) {
+            rows += DataFiles.recordCount(file);
+            bytes += DataFiles.sizeInBytes(file);
+        }
+        long estimatedRows = search == null ? rows : Math.min(rows, search.k());
+        long estimatedBytes = rows == 0 ? 0 : Math.max(1, (long) ((double) bytes * estimatedRows / rows));
+        return new org.apache.spark.sql.connector.read.Statistics() {
+            @Override
+            public java.util.OptionalLong sizeInBytes() {
+                return java.util.OptionalLong.of(estimatedBytes);
+            }
+
+            @Override
+            public java.util.OptionalLong numRows() {
+                return java.util.OptionalLong.of(estimatedRows);
+            }
+
+            @Override
+            public Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStats() {
+                return search == null && org.apache.spark.sql.internal.SQLConf.get().cboEnabled() ? columnStatistics() : Map.of();
+            }
+        };
+    }
+
+    /**
+     * The table's distinct-value estimates and null counts of the columns read (for the
+     * cost-based optimizer): the whole snapshot's, as Iceberg's own connector reports them.
+     */
+    private Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStatistics() {
+        List<String> read = Arrays.asList(readSchema.fieldNames());
+        Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> stats = new java.util.HashMap<>();
+        try (NativeTable table = options.openRead()) {
+            for (NativeTable.ColumnStatistics c : table.columnStatistics(options.snapshotId(), options.asOfMillis())) {
+                if (!read.contains(c.column())) {
+                    continue;
+                }
+                stats.put(org.apache.spark.sql.connector.expressions.Expressions.column(c.column()),
+                        new org.apache.spark.sql.connector.read.colstats.ColumnStatistics() {
+                            @Override
+                            public java.util.OptionalLong distinctCount() {
+                                return c.distinctValues() < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(c.distinctValues());
+                            }
+
+                            @Override
+                            public java.util.OptionalLong nullCount() {
+                                return c.nulls() < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(c.nulls());
+                            }
+                        });
+            }
+        }
+        return stats;
+    }
+
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+        return new HyperStreamReaderFactory();
+    }
+}
