@@ -7,6 +7,7 @@
 
 mod array;
 mod catalog_root;
+mod data_files;
 mod handle;
 mod library;
 mod limits;

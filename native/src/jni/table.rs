@@ -508,9 +508,10 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_splitFilesNative<'l>(
     })
 }
 
-/// How a scan of `files` filtered by `filter` (JSON, or null) prunes, as JSON: `explain`, the
-/// counts of [`ScanExplain`](crate::table::iceberg::ScanExplain) by name, and `files`, the
-/// descriptions of the files that hold a row to read (Java binds it to `NativeTable.ExplainedFiles`).
+/// How a scan of `files` filtered by `filter` (JSON, or null) prunes, as one Arrow row: a column
+/// per count of [`ScanExplain`](crate::table::iceberg::ScanExplain), named as its field, and
+/// `reading`, the descriptions of the files that hold a row to read. Java binds it to
+/// `NativeTable.ExplainedFiles` by name.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     mut env: EnvUnowned<'l>,
@@ -518,18 +519,17 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     handle: jlong,
     files: JObjectArray<'l>,
     filter: JString<'l>,
-) -> JString<'l> {
+    stream_address: jlong,
+) {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let files = data_files_arg(env, &files)?;
         let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
         let (explain, reading) = table.explain_files(files, filter.as_ref())?;
-        let files = reading.iter().map(serde_json::to_string).collect::<Result<Vec<_>, _>>();
-        let json = files
-            .and_then(|files| serde_json::to_string(&serde_json::json!({ "explain": explain, "files": files })))
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(JString::new(env, json)?)
+        let batch = explain.to_batch(&reading)?;
+        let schema = batch.schema();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new([Ok(batch)], schema)), stream_address)
     })
 }
 

@@ -29,6 +29,30 @@ pub struct ScanExplain {
 }
 
 impl ScanExplain {
+    /// The counts as one Arrow row, a column each named as its field, and `reading`: the
+    /// descriptions (JSON) of the files that hold a row to read. What crosses to the engines.
+    pub fn to_batch(&self, reading: &[DataFile]) -> Result<RecordBatch> {
+        let counts = serde_json::to_value(self).map_err(|e| Error::Internal(e.to_string()))?;
+        let counts = counts.as_object().ok_or_else(|| Error::Internal("ScanExplain is not an object".into()))?;
+        let mut fields = Vec::new();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        for (name, value) in counts {
+            fields.push(arrow::datatypes::Field::new(name, DataType::Int64, false));
+            columns.push(Arc::new(arrow::array::Int64Array::from(vec![value.as_i64().unwrap_or(i64::MAX)])));
+        }
+        let descriptions = reading
+            .iter()
+            .map(|f| serde_json::to_string(f).map(Some))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let mut builder = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+        builder.append_value(descriptions);
+        let reading = builder.finish();
+        fields.push(arrow::datatypes::Field::new("reading", reading.data_type().clone(), false));
+        columns.push(Arc::new(reading));
+        Ok(RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), columns)?)
+    }
+
     pub(super) fn add(&mut self, other: &ScanExplain) {
         self.files += other.files;
         self.files_pruned += other.files_pruned;

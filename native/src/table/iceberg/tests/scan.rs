@@ -669,12 +669,15 @@ fn row_groups_pruned_by_footer_statistics_leave_exactly_the_rows_of_a_full_scan_
     assert!(pruned > 2000 && kept > 1000, "row groups pruned {pruned}, kept {kept}");
 }
 
-/// The twin of the JNI module's `BridgeContractTest`: the explain counts cross to Java by these
-/// names (bound to `NativeTable.ScanExplain`'s components), in this order.
+/// The twin of the JNI module's `BridgeContractTest`: the explain counts cross to Java as one Arrow
+/// row, a column per count named as below (bound to `NativeTable.ScanExplain`'s components), and
+/// `reading`, the descriptions of the files to read.
 #[test]
 fn scan_explain_crosses_the_bridge_by_name() {
-    let json = serde_json::to_value(ScanExplain::default()).unwrap();
-    let mut names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+    let explain = ScanExplain { files: 3, bytes_read: 7, ..Default::default() };
+    let file = DataFile { file_path: "file:///t/data/a.parquet".into(), record_count: 5, ..Default::default() };
+    let row = explain.to_batch(std::slice::from_ref(&file)).unwrap();
+    let mut names: Vec<String> = row.schema().fields().iter().map(|f| f.name().clone()).collect();
     names.sort_unstable();
     let mut expected = vec![
         "files",
@@ -690,7 +693,14 @@ fn scan_explain_crosses_the_bridge_by_name() {
         "pages",
         "pages_read",
         "bytes_read",
+        "reading",
     ];
     expected.sort_unstable();
     assert_eq!(names, expected);
+    assert_eq!(row.num_rows(), 1);
+    let count = |name: &str| row.column_by_name(name).unwrap().as_primitive::<Int64Type>().value(0);
+    assert_eq!((count("files"), count("bytes_read"), count("rows")), (3, 7, 0));
+    let reading = row.column_by_name("reading").unwrap().as_list::<i32>().value(0);
+    let described: DataFile = serde_json::from_str(reading.as_string::<i32>().value(0)).unwrap();
+    assert_eq!(described, file);
 }

@@ -537,11 +537,61 @@ public final class NativeTable extends NativeHandle {
      * A filtered read's {@link ScanExplain} and the data files that hold a row to read: the files a
      * scan has to open, those whose every row bounds, statistics, indexes or deletes rule out left out.
      */
-    public record ExplainedFiles(ScanExplain explain, String[] files) {}
+    public record ExplainedFiles(ScanExplain explain, String[] files) {
+        /**
+         * The native explain's one row: a column per {@link ScanExplain} component (its name in
+         * snake case) and {@code reading}, the descriptions. A count without a component, or a
+         * component without a count, fails instead of reading as zero.
+         */
+        static ExplainedFiles of(org.apache.arrow.vector.VectorSchemaRoot row) {
+            java.lang.reflect.RecordComponent[] components = ScanExplain.class.getRecordComponents();
+            java.util.Set<String> unread = new java.util.TreeSet<>();
+            row.getSchema().getFields().forEach(f -> unread.add(f.getName()));
+            unread.remove(READING);
+            Object[] counts = new Object[components.length];
+            Class<?>[] types = new Class<?>[components.length];
+            for (int i = 0; i < components.length; i++) {
+                String name = snakeCase(components[i].getName());
+                if (!(row.getVector(name) instanceof org.apache.arrow.vector.BigIntVector count)) {
+                    throw new InternalException("the native explain has no count " + name);
+                }
+                counts[i] = count.get(0);
+                types[i] = components[i].getType();
+                unread.remove(name);
+            }
+            if (!unread.isEmpty()) {
+                throw new InternalException("the native explain has counts ScanExplain lacks: " + unread);
+            }
+            org.apache.arrow.vector.complex.ListVector reading =
+                    (org.apache.arrow.vector.complex.ListVector) row.getVector(READING);
+            String[] files = reading.getObject(0).stream().map(String::valueOf).toArray(String[]::new);
+            try {
+                return new ExplainedFiles(ScanExplain.class.getDeclaredConstructor(types).newInstance(counts), files);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        /** The column of the descriptions of the files that hold a row to read. */
+        static final String READING = "reading";
+
+        static String snakeCase(String camelCase) {
+            return camelCase.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+        }
+    }
 
     /** See {@link ExplainedFiles}. */
     public ExplainedFiles explainFiles(String[] dataFiles, String filter) {
-        return Json.read(call(h -> explainNative(h, dataFiles, filter)), ExplainedFiles.class);
+        try (BufferAllocator allocator = Allocators.child("explain");
+                ArrowReader reader = call(h -> ArrowStreams.importStream(allocator,
+                        address -> explainNative(h, dataFiles, filter, address)))) {
+            if (!reader.loadNextBatch()) {
+                throw new InternalException("the native explain returned no row");
+            }
+            return ExplainedFiles.of(reader.getVectorSchemaRoot());
+        } catch (java.io.IOException e) {
+            throw new HyperStreamIOException("reading the native explain: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -686,7 +736,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] scalarIndexesNative(long handle);
 
-    private static native String explainNative(long handle, String[] dataFiles, String filter);
+    private static native void explainNative(long handle, String[] dataFiles, String filter, long streamAddress);
 
     private static native String[] splitFilesNative(long handle, String[] dataFiles, long splitRows);
 

@@ -6,12 +6,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.impl.UnionListWriter;
 import org.junit.jupiter.api.Test;
 
 /**
- * The named contract of what the native library hands over as JSON: the explain counts bind to
- * {@link NativeTable.ScanExplain} by name, and a count missing or unknown on either side fails the
- * call. The Rust side's twin, {@code scan_explain_crosses_the_bridge_by_name}, holds the same names.
+ * The named contract of what the native library hands over: the explain counts bind to {@link
+ * NativeTable.ScanExplain} by name (an Arrow row, a column per count), and a count missing or unknown
+ * on either side fails instead of reading as zero; data file descriptions are read by the library.
+ * The Rust side's twin, {@code scan_explain_crosses_the_bridge_by_name}, holds the same names.
  */
 class BridgeContractTest {
     /** The counts of the library's {@code ScanExplain}, in its declaration order. */
@@ -19,51 +25,71 @@ class BridgeContractTest {
             "row_groups_pruned_by_stats", "row_groups_pruned_by_bloom", "row_groups_pruned_by_index", "rows",
             "rows_deleted", "rows_pruned_by_index", "rows_read", "pages", "pages_read", "bytes_read");
 
-    private static String explainJson(List<String> counts) {
-        StringBuilder json = new StringBuilder("{\"explain\": {");
+    /** One explain row with {@code counts} (the i-th holding i + 1) and one description. */
+    private static NativeTable.ExplainedFiles read(BufferAllocator allocator, List<String> counts) {
+        List<org.apache.arrow.vector.FieldVector> vectors = new java.util.ArrayList<>();
         for (int i = 0; i < counts.size(); i++) {
-            json.append(i == 0 ? "" : ", ").append('"').append(counts.get(i)).append("\": ").append(i + 1);
+            BigIntVector count = new BigIntVector(counts.get(i), allocator);
+            count.allocateNew(1);
+            count.set(0, i + 1);
+            count.setValueCount(1);
+            vectors.add(count);
         }
-        return json.append("}, \"files\": [\"{}\"]}").toString();
+        ListVector reading = ListVector.empty(NativeTable.ExplainedFiles.READING, allocator);
+        UnionListWriter writer = reading.getWriter();
+        writer.startList();
+        writer.writeVarChar("{}");
+        writer.endList();
+        writer.setValueCount(1);
+        reading.setValueCount(1);
+        vectors.add(reading);
+        try (VectorSchemaRoot row = new VectorSchemaRoot(vectors)) {
+            row.setRowCount(1);
+            return NativeTable.ExplainedFiles.of(row);
+        }
     }
 
     @Test
     void explainCountsBindByName() {
         List<String> components = Arrays.stream(NativeTable.ScanExplain.class.getRecordComponents())
-                .map(c -> c.getName().replaceAll("([A-Z])", "_$1").toLowerCase())
+                .map(c -> NativeTable.ExplainedFiles.snakeCase(c.getName()))
                 .toList();
         assertEquals(EXPLAIN_COUNTS, components);
-
-        NativeTable.ExplainedFiles read = Json.read(explainJson(EXPLAIN_COUNTS), NativeTable.ExplainedFiles.class);
-        assertEquals(1, read.explain().files());
-        assertEquals(4, read.explain().rowGroupsPrunedByStats());
-        assertEquals(13, read.explain().bytesRead());
-        assertEquals(List.of("{}"), List.of(read.files()));
+        try (BufferAllocator allocator = Allocators.child("bridge-contract")) {
+            List<String> shuffled = new java.util.ArrayList<>(EXPLAIN_COUNTS);
+            java.util.Collections.reverse(shuffled);
+            NativeTable.ExplainedFiles read = read(allocator, shuffled);
+            assertEquals(13, read.explain().files());
+            assertEquals(10, read.explain().rowGroupsPrunedByStats());
+            assertEquals(1, read.explain().bytesRead());
+            assertEquals(List.of("{}"), List.of(read.files()));
+        }
     }
 
     @Test
     void aCountMissingOrUnknownFailsInsteadOfReadingAsZero() {
-        List<String> missing = EXPLAIN_COUNTS.subList(0, EXPLAIN_COUNTS.size() - 1);
-        InternalException e = assertThrows(InternalException.class,
-                () -> Json.read(explainJson(missing), NativeTable.ExplainedFiles.class));
-        assertTrue(e.getMessage().contains("bytes_read") || e.getMessage().contains("bytesRead"), e.getMessage());
-
-        List<String> unknown = new java.util.ArrayList<>(EXPLAIN_COUNTS);
-        unknown.add("rows_invented");
-        e = assertThrows(InternalException.class,
-                () -> Json.read(explainJson(unknown), NativeTable.ExplainedFiles.class));
-        assertTrue(e.getMessage().contains("rows_invented"), e.getMessage());
+        try (BufferAllocator allocator = Allocators.child("bridge-contract")) {
+            InternalException e = assertThrows(InternalException.class,
+                    () -> read(allocator, EXPLAIN_COUNTS.subList(0, EXPLAIN_COUNTS.size() - 1)));
+            assertTrue(e.getMessage().contains("bytes_read"), e.getMessage());
+            List<String> unknown = new java.util.ArrayList<>(EXPLAIN_COUNTS);
+            unknown.add("rows_invented");
+            e = assertThrows(InternalException.class, () -> read(allocator, unknown));
+            assertTrue(e.getMessage().contains("rows_invented"), e.getMessage());
+        }
     }
 
     @Test
-    void dataFileDescriptionsAreReadByFieldName() {
-        String plain = "{\"file_path\": \"a \\\"record_count\\\": 9\", \"record_count\": 12, \"file_size_in_bytes\": 345,"
-                + " \"deletes\": []}";
+    void dataFileDescriptionsAreReadByTheLibrary() {
+        String maps = "\"column_sizes\": {}, \"value_counts\": {}, \"null_value_counts\": {}, \"lower_bounds\": {}, "
+                + "\"upper_bounds\": {}";
+        String plain = "{\"content\": 0, \"file_path\": \"file:///t/data/a \\\"record_count\\\": 9.parquet\", "
+                + "\"file_format\": \"PARQUET\", \"record_count\": 12, \"file_size_in_bytes\": 345, " + maps + "}";
+        String deleted = plain.substring(0, plain.length() - 1) + ", \"deletes\": [" + plain + "]}";
         assertEquals(12, DataFiles.recordCount(plain));
         assertEquals(345, DataFiles.sizeInBytes(plain));
         assertEquals(12, DataFiles.undeletedRows(plain));
-        String deleted = "{\"record_count\": 12, \"file_size_in_bytes\": 345, \"deletes\": [{\"record_count\": 2}]}";
         assertEquals(0, DataFiles.undeletedRows(deleted));
-        assertThrows(InternalException.class, () -> DataFiles.recordCount("{\"file_size_in_bytes\": 1}"));
+        assertThrows(InvalidArgumentException.class, () -> DataFiles.recordCount("{\"file_size_in_bytes\": 1}"));
     }
 }
