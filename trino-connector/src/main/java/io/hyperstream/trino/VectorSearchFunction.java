@@ -84,7 +84,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
             }
         });
         HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location.toString(), snapshot, false);
-        List<HyperStreamColumnHandle> columns = new ArrayList<>(HyperStreamMetadata.columns(table));
+        List<HyperStreamColumnHandle> columns = new ArrayList<>(TableDescriptions.columns(table));
         HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
                 .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));
         if (!(vector.type() instanceof ArrayType array) || !(array.getElementType() instanceof io.trino.spi.type.RealType)) {

@@ -1,0 +1,199 @@
+package io.hyperstream.trino;
+
+import static io.hyperstream.trino.HyperStreamErrorCode.named;
+import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
+import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
+import io.airlift.slice.Slice;
+import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.ArrayStore;
+import io.hyperstream.jni.NativeTable;
+import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ColumnHandle;
+import io.trino.spi.connector.ColumnMetadata;
+import io.trino.spi.connector.ConnectorSession;
+import io.trino.spi.connector.ConnectorTableHandle;
+import io.trino.spi.connector.ConnectorTableMetadata;
+import io.trino.spi.connector.SchemaTableName;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Field;
+
+/**
+ * DDL and commits of stored tables (and arrays, where DROP TABLE takes one): CREATE TABLE [AS], ALTER
+ * TABLE, DELETE, TRUNCATE, DROP, and the appends INSERTs and CREATE TABLE AS commit.
+ */
+final class TableChanges {
+    private final Schemas schemas;
+    /** Tables a CREATE TABLE AS made and has not committed rows to yet, by query. */
+    private final java.util.concurrent.ConcurrentHashMap<String, String> creating = new java.util.concurrent.ConcurrentHashMap<>();
+
+    TableChanges(Schemas schemas) {
+        this.schemas = schemas;
+    }
+
+    void create(ConnectorTableMetadata tableMetadata, io.trino.spi.connector.SaveMode saveMode) {
+        String location = schemas.newTableLocation(tableMetadata.getTable());
+        if (saveMode == io.trino.spi.connector.SaveMode.REPLACE && Files.isDirectory(Path.of(location, "metadata"))) {
+            TableCreation.replace(location, tableMetadata);
+            return;
+        }
+        TableCreation.create(location, tableMetadata, saveMode == io.trino.spi.connector.SaveMode.IGNORE);
+    }
+
+    io.trino.spi.connector.ConnectorOutputTableHandle beginCreate(ConnectorSession session,
+            ConnectorTableMetadata tableMetadata, boolean replace) {
+        if (replace) {
+            // Its rows would be committed after the replacement, not with it: refused rather than
+            // leave the table emptied when the query fails.
+            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT is not supported yet: "
+                    + "CREATE OR REPLACE TABLE, then INSERT");
+        }
+        String location = schemas.newTableLocation(tableMetadata.getTable());
+        TableCreation.create(location, tableMetadata, false);
+        creating.put(session.getQueryId(), location);
+        List<io.trino.spi.type.Type> types = tableMetadata.getColumns().stream().filter(c -> !c.isHidden())
+                .map(ColumnMetadata::getType).toList();
+        SchemaTableName name = tableMetadata.getTable();
+        return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
+                name.getSchemaName(), name.getTableName()), location, types);
+    }
+
+    void finishCreate(ConnectorSession session, io.trino.spi.connector.ConnectorOutputTableHandle output,
+            Collection<Slice> fragments) {
+        try {
+            commitDataFiles(((HyperStreamTableInsertHandle) output).location(), fragments);
+        } catch (TrinoException e) {
+            if (e.getErrorCode().equals(HyperStreamErrorCode.HYPERSTREAM_COMMIT_STATE_UNKNOWN.toErrorCode())) {
+                // The rows may be committed: the cleanup must not remove the new table with them.
+                creating.remove(session.getQueryId());
+            }
+            throw e;
+        }
+        creating.remove(session.getQueryId());
+    }
+
+    /** Removes the table a CREATE TABLE AS made if its query failed before committing its rows. */
+    void cleanup(ConnectorSession session) {
+        String created = creating.remove(session.getQueryId());
+        if (created != null) {
+            deleteTree(Path.of(created));
+        }
+    }
+
+    /** ALTER TABLE ADD COLUMN: a nullable column, last; rows written before read it as null. */
+    static void addColumn(ConnectorTableHandle table, ColumnMetadata column, io.trino.spi.connector.ColumnPosition position) {
+        if (!(position instanceof io.trino.spi.connector.ColumnPosition.Last)) {
+            throw new TrinoException(NOT_SUPPORTED, "new columns of HyperStream tables go last");
+        }
+        org.apache.arrow.vector.types.pojo.Field field = TableCreation.field(column);
+        alter(table, stored -> {
+            try (BufferAllocator allocator = Allocators.child("trino-add-column")) {
+                stored.addColumn(allocator, field);
+            }
+        });
+    }
+
+    /** ALTER TABLE DROP COLUMN: no data file is rewritten; the column's values are no longer read. */
+    static void dropColumn(ConnectorTableHandle table, ColumnHandle column) {
+        alter(table, stored -> stored.dropColumn(((HyperStreamColumnHandle) column).name()));
+    }
+
+    /** ALTER TABLE RENAME COLUMN: data files answer for columns by field id, so none is rewritten. */
+    static void renameColumn(ConnectorTableHandle table, ColumnHandle source, String target) {
+        alter(table, stored -> stored.renameColumn(((HyperStreamColumnHandle) source).name(), target));
+    }
+
+    /**
+     * ALTER TABLE SET PROPERTIES indexed_columns = 'a,b': builds the scalar indexes the table lacks
+     * (for the files already there, without rewriting them) and drops the ones no longer named.
+     */
+    static void setProperties(ConnectorTableHandle table, Map<String, Optional<Object>> properties) {
+        for (String name : properties.keySet()) {
+            if (!name.equals(TableCreation.INDEXED_COLUMNS)) {
+                throw new TrinoException(NOT_SUPPORTED, "HyperStream tables can change only the table property "
+                        + TableCreation.INDEXED_COLUMNS + ", not " + name);
+            }
+        }
+        List<String> wanted = TableCreation.indexedColumns((String) properties.get(TableCreation.INDEXED_COLUMNS).orElse(null));
+        alter(table, stored -> stored.setScalarIndexes(wanted));
+    }
+
+    private static void alter(ConnectorTableHandle table, java.util.function.Consumer<NativeTable> change) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "only stored HyperStream tables can be altered");
+        }
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                change.accept(stored);
+                return null;
+            }
+        });
+    }
+
+    /**
+     * Deletes the rows the pushed filter passes as one snapshot of Iceberg position deletes (no
+     * data rewritten; a data file left without rows leaves the table); returns how many.
+     */
+    static java.util.OptionalLong delete(ConnectorTableHandle table) {
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        String filter = handle.filter();
+        return java.util.OptionalLong.of(nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                return stored.deleteWhere(filter).deletedRows();
+            }
+        }));
+    }
+
+    /** TRUNCATE TABLE: a snapshot without rows; older snapshots keep theirs. */
+    static void truncate(ConnectorTableHandle table) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "TRUNCATE TABLE works on stored tables only");
+        }
+        nativeCall(() -> {
+            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+                return stored.commitOverwrite(new String[0]);
+            }
+        });
+    }
+
+    /** Drops a stored table with its files, or an array of an array store. */
+    static void drop(ConnectorTableHandle table) {
+        if (table instanceof HyperStreamArrayHandle array) {
+            nativeCall(() -> {
+                try (ArrayStore store = ArrayStore.open(array.store(), false, false)) {
+                    store.dropArray(array.tableName());
+                    return null;
+                }
+            });
+            return;
+        }
+        HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
+        if (!handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "the sample table is generated: it cannot be dropped");
+        }
+        deleteTree(Path.of(handle.location()));
+    }
+
+    static void deleteTree(Path dir) {
+        nativeCall(() -> {
+            io.hyperstream.jni.LocalFiles.deleteTree(dir);
+            return null;
+        });
+    }
+
+    static void commitDataFiles(String location, Collection<Slice> fragments) {
+        String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
+        if (files.length > 0) {
+            nativeCall(() -> {
+                try (NativeTable table = NativeTable.load(location, Map.of())) {
+                    return table.commitAppend(files);
+                }
+            });
+        }
+    }
+}
