@@ -771,13 +771,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanFilesNative<'l>(
     stream_address: jlong,
 ) {
     entry(&mut env, |env| {
-        let cell = table_of(handle)?;
-        let files = data_files_arg(env, &files)?;
-        let columns = strings(env, &columns)?;
-        let filter = filter_arg(env, &filter)?;
-        let rows = batch_rows_arg(batch_rows)?;
-        let table = lock(&cell).clone();
-        export_stream(table.scan(files, columns.as_deref(), filter, rows)?, stream_address)
+        let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
+        export_stream(read.table.scan(read.files, read.columns.as_deref(), read.filter, read.rows)?, stream_address)
     })
 }
 
@@ -797,14 +792,11 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_distancesNative<'l>(
     stream_address: jlong,
 ) {
     entry(&mut env, |env| {
-        let cell = table_of(handle)?;
-        let files = data_files_arg(env, &files)?;
-        let columns = strings(env, &columns)?;
-        let filter = filter_arg(env, &filter)?;
-        let rows = batch_rows_arg(batch_rows)?;
+        let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
         let search = search_arg(env, &vector_column, &query, &metric)?;
-        let table = lock(&cell).clone();
-        export_stream(table.scan_with_distances(files, columns.as_deref(), filter, &search, rows)?, stream_address)
+        let stream =
+            read.table.scan_with_distances(read.files, read.columns.as_deref(), read.filter, &search, read.rows)?;
+        export_stream(stream, stream_address)
     })
 }
 
@@ -832,11 +824,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
     stream_address: jlong,
 ) {
     entry(&mut env, |env| {
-        let cell = table_of(handle)?;
-        let files = data_files_arg(env, &files)?;
-        let columns = strings(env, &columns)?;
-        let filter = filter_arg(env, &filter)?;
-        let rows = batch_rows_arg(batch_rows)?;
+        let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
         let mut search = search_arg(env, &vector_column, &query, &metric)?;
         search.k = crate::limits::top_k("k", k)?;
         search.index = IndexUse::from_code(ef_search)?;
@@ -844,8 +832,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
             search.backend = Backend::parse(&string(env, &backend)?)?;
         }
         search.nulls_first = nulls_first;
-        let table = lock(&cell).clone();
-        let found = table.search(files, columns.as_deref(), filter.as_ref(), &search, rows)?;
+        let rows = read.rows;
+        let found = read.table.search(read.files, read.columns.as_deref(), read.filter.as_ref(), &search, rows)?;
         let schema = found.schema();
         let batches: Vec<_> = (0..found.num_rows())
             .step_by(rows)
@@ -853,6 +841,35 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
             .collect();
         export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
     })
+}
+
+/// What every read of data files takes: the table (a copy of the handle's, so the read runs
+/// without its lock), the files, the columns (None: all), the filter and the rows per batch.
+struct ReadArgs {
+    table: Table,
+    files: Vec<DataFile>,
+    columns: Option<Vec<String>>,
+    filter: Option<Predicate>,
+    rows: usize,
+}
+
+impl ReadArgs {
+    fn of(
+        env: &mut Env,
+        handle: jlong,
+        files: &JObjectArray,
+        columns: &JObjectArray,
+        filter: &JString,
+        batch_rows: jint,
+    ) -> JniResult<ReadArgs> {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, files)?;
+        let columns = strings(env, columns)?;
+        let filter = filter_arg(env, filter)?;
+        let rows = batch_rows_arg(batch_rows)?;
+        let table = lock(&cell).clone();
+        Ok(ReadArgs { table, files, columns, filter, rows })
+    }
 }
 
 /// A vector search's column, query and metric (k and the rest at their defaults).

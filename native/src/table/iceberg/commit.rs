@@ -403,8 +403,7 @@ impl Table {
     ) -> Result<bool> {
         let parent = self.metadata.current_snapshot().cloned();
         let snapshot_id = change.snapshot_id;
-        let mut next = self.metadata.clone();
-        redefine(&mut next)?;
+        let mut next = self.next_metadata(redefine)?;
         // Row lineage (format version 3): the data manifests new to this snapshot take their
         // first row ids from the table's next-row-id, one per row they add or carry.
         let first_row_id = (self.metadata.format_version >= 3).then(|| self.metadata.next_row_id.unwrap_or(0));
@@ -435,11 +434,7 @@ impl Table {
         summary.insert("total-delete-files".to_owned(), totals.delete_files.to_string());
         summary.insert("total-position-deletes".to_owned(), totals.position_deletes.to_string());
         summary.insert("total-equality-deletes".to_owned(), "0".to_owned());
-        let now = now_ms().max(self.metadata.last_updated_ms + 1);
-        next.metadata_log.push(MetadataLogEntry {
-            timestamp_ms: self.metadata.last_updated_ms,
-            metadata_file: self.operations.metadata_location(&self.storage, self.version),
-        });
+        let now = next.last_updated_ms;
         next.add_snapshot(Snapshot {
             snapshot_id,
             parent_snapshot_id: parent.as_ref().map(|p| p.snapshot_id),
