@@ -533,6 +533,21 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     })
 }
 
+/// Removes the table's orphan files older than `older_than_ms`; returns their paths.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_removeOrphanFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    older_than_ms: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let removed = lock(&cell).remove_orphan_files(older_than_ms)?;
+        string_array(env, &removed)
+    })
+}
+
 /// Expires snapshots older than `older_than_ms` but the last `retain_last`; returns their ids.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative<'l>(
