@@ -77,12 +77,12 @@ public final class HyperStreamDataSource implements TableProvider, DataSourceReg
                 NativeTable table = path.openRead()) {
             return withDistance(path, SparkTypes.toStructType(table.schema(allocator)));
         } catch (NotFoundException missing) {
-            return SparkTypes.toStructType(SparkTypes.toArrowSchema(given, path.vectors()));
+            return SparkTypes.toStructType(SparkTypes.toArrowSchema(given, path.write().vectors()));
         }
     }
 
     /** A read with the {@code vector.search.*} options also returns each row's {@code _distance}. */
     private static StructType withDistance(PathOptions path, StructType schema) {
-        return path.search() == null ? schema : schema.add(VectorSearch.DISTANCE_COLUMN, DataTypes.DoubleType, true);
+        return path.read().search() == null ? schema : schema.add(VectorSearch.DISTANCE_COLUMN, DataTypes.DoubleType, true);
     }
 }

@@ -175,7 +175,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        if (options.search() != null) {
+        if (options.read().search() != null) {
             throw new IllegalArgumentException("the vector.search.* options are for reads; drop them to write");
         }
         if (options.travels()) {

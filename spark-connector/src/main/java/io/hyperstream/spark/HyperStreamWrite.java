@@ -40,7 +40,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
         this.overwrite = overwrite;
         // Index options are checked before any task runs, so that a bad one fails the write
         // before anything is committed.
-        for (Map.Entry<String, String> index : options.indexes().entrySet()) {
+        for (Map.Entry<String, String> index : options.write().indexes().entrySet()) {
             String column = index.getKey();
             if (index.getValue().equalsIgnoreCase(PathOptions.NO_INDEX)) {
                 indexes.put(column, PathOptions.NO_INDEX);
@@ -64,8 +64,8 @@ final class HyperStreamWrite implements Write, BatchWrite {
             return NativeTable.load(options.path(), options.storage());
         } catch (NotFoundException missing) {
             try (BufferAllocator allocator = Allocators.child("spark-create")) {
-                return NativeTable.create(options.path(), SparkTypes.toArrowSchema(schema, options.vectors()),
-                        options.creation(), options.storage(), allocator);
+                return NativeTable.create(options.path(), SparkTypes.toArrowSchema(schema, options.write().vectors()),
+                        options.write().creation(), options.storage(), allocator);
             } catch (InvalidArgumentException raced) {
                 // Another writer created it first.
                 return NativeTable.load(options.path(), options.storage());

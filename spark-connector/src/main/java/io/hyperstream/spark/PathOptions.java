@@ -10,7 +10,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Options of a stored table read or written by path ({@code .load(path)}, {@code .save(path)}).
+ * Options of a stored table read or written by path ({@code .load(path)}, {@code .save(path)}), parsed
+ * once (an unknown option fails by name) into what both take (path, storage, batch rows), what a read
+ * takes ({@link ReadOptions}) and what a write takes ({@link WriteOptions}).
  *
  * <table>
  *   <caption>Options</caption>
@@ -45,10 +47,22 @@ import java.util.Map;
  *       keeps it (drop it first to change it)</td></tr>
  * </table>
  */
-record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, Integer> vectors, int batchRows,
-        HashMap<String, String> storage, VectorOption search, long efSearch, String backend,
-        HashMap<String, String> indexes, HashMap<String, String> creation, long splitRows)
+record PathOptions(String path, HashMap<String, String> storage, int batchRows, ReadOptions read, WriteOptions write)
         implements Serializable {
+    /**
+     * What a read takes: the snapshot or time it travels to ({@link #NOT_GIVEN} when none), the
+     * vector search of the option form and the search tuning, and the rows a split reads.
+     */
+    record ReadOptions(long snapshotId, long asOfMillis, VectorOption search, long efSearch, String backend,
+            long splitRows) implements Serializable {}
+
+    /**
+     * What a write takes: the dimensions of vector columns and the Iceberg table properties a
+     * create declares, and the vector indexes (column to definition) a write declares.
+     */
+    record WriteOptions(Map<String, Integer> vectors, HashMap<String, String> creation, HashMap<String, String> indexes)
+            implements Serializable {}
+
     /** The {@code vector.search.backend} values. */
     static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
     static final String EF = "vector.search.ef";
@@ -66,14 +80,15 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         String efText = firstOf(get(scan, EF), conf.apply(SESSION_PREFIX + EF));
         String backendText = firstOf(get(scan, BACKEND), conf.apply(SESSION_PREFIX + BACKEND));
         String where = get(scan, EF) != null ? "option '" + EF + "'" : SESSION_PREFIX + EF;
-        long ef = efText == null ? efSearch : ef(where, efText);
+        long ef = efText == null ? read.efSearch() : ef(where, efText);
         where = get(scan, BACKEND) != null ? "option '" + BACKEND + "'" : SESSION_PREFIX + BACKEND;
-        String on = backendText == null ? backend : backend(where, backendText);
+        String on = backendText == null ? read.backend() : backend(where, backendText);
+        VectorOption search = read.search();
         VectorOption tunedSearch = search == null ? null
                 : new VectorOption(search.function(), search.column(), search.query(), search.metric(), search.k(), ef, on,
                         search.nullsFirst());
-        return new PathOptions(path, snapshotId, asOfMillis, vectors, batchRows, storage, tunedSearch, ef, on, indexes, creation,
-                splitRows);
+        ReadOptions tunedRead = new ReadOptions(read.snapshotId(), read.asOfMillis(), tunedSearch, ef, on, read.splitRows());
+        return new PathOptions(path, storage, batchRows, tunedRead, write);
     }
 
     private static String firstOf(String a, String b) {
@@ -121,16 +136,16 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
      * snapshot's schema, else its latest version. Writes go through {@link NativeTable#load}.
      */
     NativeTable openRead() {
-        return NativeTable.loadAt(path, storage, snapshotId == NOT_GIVEN ? null : snapshotId,
-                asOfMillis == NOT_GIVEN ? null : asOfMillis);
+        return NativeTable.loadAt(path, storage, read.snapshotId() == NOT_GIVEN ? null : read.snapshotId(),
+                read.asOfMillis() == NOT_GIVEN ? null : read.asOfMillis());
     }
 
     /** Whether the read travels: a snapshot or a time was given (any value: an unknown one fails by name). */
     boolean travels() {
-        return snapshotId != NOT_GIVEN || asOfMillis != NOT_GIVEN;
+        return read.snapshotId() != NOT_GIVEN || read.asOfMillis() != NOT_GIVEN;
     }
 
-    /** {@link #snapshotId} and {@link #asOfMillis} when the read names no snapshot or time. */
+    /** {@link ReadOptions#snapshotId} and {@link ReadOptions#asOfMillis} when the read names no snapshot or time. */
     static final long NOT_GIVEN = Long.MIN_VALUE;
 
     static boolean isPathRead(Map<String, String> options) {
@@ -210,8 +225,8 @@ record PathOptions(String path, long snapshotId, long asOfMillis, Map<String, In
         }
         VectorOption search = searchColumn == null ? null
                 : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend, false);
-        return new PathOptions(path, snapshotId, asOf, vectors, batchRows, storage, search, efSearch, backend, indexes,
-                creation, splitRows);
+        return new PathOptions(path, storage, batchRows, new ReadOptions(snapshotId, asOf, search, efSearch, backend, splitRows),
+                new WriteOptions(vectors, creation, indexes));
     }
 
     private static float[] parseVector(String value) {

@@ -54,8 +54,8 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
 
     @Override
     public String description() {
-        String at = options.snapshotId() != PathOptions.NOT_GIVEN ? " snapshot=" + options.snapshotId()
-                : options.asOfMillis() != PathOptions.NOT_GIVEN ? " as-of=" + options.asOfMillis() : "";
+        String at = options.read().snapshotId() != PathOptions.NOT_GIVEN ? " snapshot=" + options.read().snapshotId()
+                : options.read().asOfMillis() != PathOptions.NOT_GIVEN ? " as-of=" + options.read().asOfMillis() : "";
         return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
                 + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
                 + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
@@ -68,7 +68,7 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
                 files(); // plans the files and explains in one pass
             } else {
                 try (NativeTable table = options.openRead()) {
-                    explained = table.explain(table.dataFiles(options.snapshotId(), options.asOfMillis()), filter);
+                    explained = table.explain(table.dataFiles(options.read().snapshotId(), options.read().asOfMillis()), filter);
                 }
             }
         }
@@ -128,12 +128,12 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     @Override
     public InputPartition[] planInputPartitions() {
         boolean distance = Arrays.asList(readSchema.fieldNames()).contains(VectorSearch.DISTANCE_COLUMN)
-                && options.search() != null;
+                && options.read().search() != null;
         String[] columns = Arrays.stream(readSchema.fieldNames())
                 .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
         String[][] splits;
         try (NativeTable table = options.openRead()) {
-            splits = table.planSplits(files(), search != null, limit, filter != null, options.splitRows());
+            splits = table.planSplits(files(), search != null, limit, filter != null, options.read().splitRows());
         }
         return Arrays.stream(splits)
                 .map(files -> search != null
@@ -150,9 +150,9 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     private String[] files() {
         if (files == null) {
             try (NativeTable table = options.openRead()) {
-                String[] all = table.dataFiles(options.snapshotId(), options.asOfMillis());
+                String[] all = table.dataFiles(options.read().snapshotId(), options.read().asOfMillis());
                 if (filter == null || search != null) {
-                    files = filter == null ? all : table.dataFiles(options.snapshotId(), options.asOfMillis(), filter);
+                    files = filter == null ? all : table.dataFiles(options.read().snapshotId(), options.read().asOfMillis(), filter);
                 } else {
                     NativeTable.ExplainedFiles explainedFiles = table.explainFiles(all, filter);
                     explained = explainedFiles.explain();
@@ -199,7 +199,7 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         List<String> read = Arrays.asList(readSchema.fieldNames());
         Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> stats = new java.util.HashMap<>();
         try (NativeTable table = options.openRead()) {
-            for (NativeTable.ColumnStatistics c : table.columnStatistics(options.snapshotId(), options.asOfMillis())) {
+            for (NativeTable.ColumnStatistics c : table.columnStatistics(options.read().snapshotId(), options.read().asOfMillis())) {
                 if (!read.contains(c.column())) {
                     continue;
                 }

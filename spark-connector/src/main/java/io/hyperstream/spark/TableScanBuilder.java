@@ -58,7 +58,7 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
         this.options = options;
         this.schema = schema;
         this.readSchema = schema;
-        this.topK = options.search();
+        this.topK = options.read().search();
     }
 
     @Override
@@ -88,7 +88,7 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
 
     /** The table's own columns (without the {@code _distance} a search option adds). */
     private StructType tableColumns() {
-        return options.search() == null ? schema
+        return options.read().search() == null ? schema
                 : new StructType(Arrays.stream(schema.fields())
                         .filter(f -> !f.name().equals(VectorSearch.DISTANCE_COLUMN)).toArray(StructField[]::new));
     }
@@ -159,7 +159,7 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
                     && column.isPresent() && tableColumns().apply(column.get()).nullable();
             if (column.isPresent() && query.isPresent()) {
                 return Optional.of(new VectorOption(call.name(), column.get(), query.get(),
-                        Metrics.of(call.name()), limit, options.efSearch(), options.backend(), nullsFirst));
+                        Metrics.of(call.name()), limit, options.read().efSearch(), options.read().backend(), nullsFirst));
             }
         }
         return Optional.empty();
