@@ -134,10 +134,6 @@ fn string(env: &Env, s: &JString) -> JniResult<String> {
 // ---- io.hyperstream.jni.NativeHandle -----------------------------------------------------------
 
 /// Java's -1 for "none" as an `Option`.
-fn non_negative(value: jlong) -> Option<i64> {
-    (value >= 0).then_some(value)
-}
-
 fn rows_arg(rows: jlong) -> JniResult<u64> {
     u64::try_from(rows).map_err(|_| Error::invalid(format!("row count must be >= 0, got {rows}")).into())
 }

@@ -162,7 +162,9 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
     columns: JObjectArray<'l>,
     batch_rows: jint,
@@ -172,7 +174,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_scanNative<'l>(
         let cell = table_of(handle)?;
         let columns = strings(env, &columns)?;
         let table = lock(&cell);
-        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         let files = table.data_files(snapshot)?;
         let stream = table.scan_files(files, columns.as_deref(), batch_rows_arg(batch_rows)?)?;
         export_stream(stream, stream_address)
@@ -606,7 +608,9 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
     filter: JString<'l>,
 ) -> JObjectArray<'l, JString<'l>> {
@@ -614,7 +618,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_dataFilesNative<'l>(
         let cell = table_of(handle)?;
         let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
-        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         let files = table.prune(table.data_files(snapshot)?, filter.as_ref())?;
         data_files_out(env, &files)
     })
@@ -626,13 +630,15 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
 ) -> jlong {
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
-        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         Ok(table.live_rows(&table.data_files(snapshot)?)? as jlong)
     })
 }
@@ -676,13 +682,15 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_columnStatisticsNativ
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
 ) -> JObjectArray<'l> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
-        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         let stats = table.column_statistics(snapshot)?;
         let known = |v: Option<u64>| v.map_or(-1, |v| v as jlong);
         let names = string_array(env, &stats.iter().map(|(n, _, _)| n.clone()).collect::<Vec<_>>())?;
@@ -704,7 +712,9 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_aggregateNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    at_snapshot: jboolean,
     snapshot_id: jlong,
+    as_of: jboolean,
     as_of_ms: jlong,
     kinds: JObjectArray<'l>,
     columns: JObjectArray<'l>,
@@ -725,7 +735,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_aggregateNative<'l>(
             })
             .collect::<Result<Vec<_>, _>>()?;
         let table = lock(&cell).clone();
-        let snapshot = table.snapshot(non_negative(snapshot_id), non_negative(as_of_ms))?;
+        let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
         let answer = table.aggregate_from_metadata(snapshot, &aggregates)?;
         let schema = answer
             .as_ref()

@@ -112,7 +112,7 @@ final class MetadataAggregateScan implements Scan, Batch {
     private static Optional<InternalRow> answered(PathOptions options, String[] kinds, String[] columns) {
         try (BufferAllocator allocator = Allocators.child("spark-metadata-aggregate");
                 NativeTable table = options.openRead();
-                ArrowReader reader = table.aggregateFromMetadata(allocator, options.read().snapshotId(), options.read().asOfMillis(), kinds, columns)) {
+                ArrowReader reader = table.aggregateFromMetadata(allocator, options.read().version(), kinds, columns)) {
             if (!reader.loadNextBatch()) {
                 return Optional.empty();
             }

@@ -2,6 +2,7 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.VectorSearch;
 import java.io.Serializable;
 import java.util.HashMap;
@@ -50,11 +51,12 @@ import java.util.Map;
 record PathOptions(String path, HashMap<String, String> storage, int batchRows, ReadOptions read, WriteOptions write)
         implements Serializable {
     /**
-     * What a read takes: the snapshot or time it travels to ({@link #NOT_GIVEN} when none), the
-     * vector search of the option form and the search tuning, and the rows a split reads.
+     * What a read takes: the snapshot it sees (the current one, or the one {@code snapshot-id} or
+     * {@code as-of-timestamp} names), the vector search of the option form and the search tuning,
+     * and the rows a split reads.
      */
-    record ReadOptions(long snapshotId, long asOfMillis, VectorOption search, long efSearch, String backend,
-            long splitRows) implements Serializable {}
+    record ReadOptions(TableVersion version, VectorOption search, long efSearch, String backend, long splitRows)
+            implements Serializable {}
 
     /**
      * What a write takes: the dimensions of vector columns and the Iceberg table properties a
@@ -87,7 +89,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         VectorOption tunedSearch = search == null ? null
                 : new VectorOption(search.function(), search.column(), search.query(), search.metric(), search.k(), ef, on,
                         search.nullsFirst());
-        ReadOptions tunedRead = new ReadOptions(read.snapshotId(), read.asOfMillis(), tunedSearch, ef, on, read.splitRows());
+        ReadOptions tunedRead = new ReadOptions(read.version(), tunedSearch, ef, on, read.splitRows());
         return new PathOptions(path, storage, batchRows, tunedRead, write);
     }
 
@@ -136,17 +138,14 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
      * snapshot's schema, else its latest version. Writes go through {@link NativeTable#load}.
      */
     NativeTable openRead() {
-        return NativeTable.loadAt(path, storage, read.snapshotId() == NOT_GIVEN ? null : read.snapshotId(),
-                read.asOfMillis() == NOT_GIVEN ? null : read.asOfMillis());
+        return NativeTable.loadAt(path, storage, read.version());
     }
 
     /** Whether the read travels: a snapshot or a time was given (any value: an unknown one fails by name). */
     boolean travels() {
-        return read.snapshotId() != NOT_GIVEN || read.asOfMillis() != NOT_GIVEN;
+        return !read.version().isCurrent();
     }
 
-    /** {@link ReadOptions#snapshotId} and {@link ReadOptions#asOfMillis} when the read names no snapshot or time. */
-    static final long NOT_GIVEN = Long.MIN_VALUE;
 
     static boolean isPathRead(Map<String, String> options) {
         return get(options, "path") != null && get(options, SampleOptions.ROWS) == null;
@@ -159,8 +158,8 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         }
         HashMap<String, Integer> vectors = new HashMap<>();
         HashMap<String, String> storage = new HashMap<>();
-        long snapshotId = NOT_GIVEN;
-        long asOf = NOT_GIVEN;
+        Long snapshotId = null;
+        Long asOf = null;
         int batchRows = 8192;
         long splitRows = 1 << 20;
         String searchColumn = null;
@@ -217,7 +216,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
                         + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, write.target-file-size-bytes, split.rows");
             }
         }
-        if (snapshotId != NOT_GIVEN && asOf != NOT_GIVEN) {
+        if (snapshotId != null && asOf != null) {
             throw new IllegalArgumentException("give snapshot-id or as-of-timestamp, not both");
         }
         if ((searchColumn == null) != (searchQuery == null)) {
@@ -225,7 +224,8 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         }
         VectorOption search = searchColumn == null ? null
                 : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend, false);
-        return new PathOptions(path, storage, batchRows, new ReadOptions(snapshotId, asOf, search, efSearch, backend, splitRows),
+        ReadOptions read = new ReadOptions(new TableVersion(snapshotId, asOf), search, efSearch, backend, splitRows);
+        return new PathOptions(path, storage, batchRows, read,
                 new WriteOptions(vectors, creation, indexes));
     }
 

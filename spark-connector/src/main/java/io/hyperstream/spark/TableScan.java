@@ -3,6 +3,7 @@ package io.hyperstream.spark;
 import io.hyperstream.jni.DataFiles;
 import io.hyperstream.jni.Filters;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.VectorSearch;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,8 +55,9 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
 
     @Override
     public String description() {
-        String at = options.read().snapshotId() != PathOptions.NOT_GIVEN ? " snapshot=" + options.read().snapshotId()
-                : options.read().asOfMillis() != PathOptions.NOT_GIVEN ? " as-of=" + options.read().asOfMillis() : "";
+        TableVersion version = options.read().version();
+        String at = version.snapshotId() != null ? " snapshot=" + version.snapshotId()
+                : version.asOfMillis() != null ? " as-of=" + version.asOfMillis() : "";
         return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
                 + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
                 + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
@@ -68,7 +70,7 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
                 files(); // plans the files and explains in one pass
             } else {
                 try (NativeTable table = options.openRead()) {
-                    explained = table.explain(table.dataFiles(options.read().snapshotId(), options.read().asOfMillis()), filter);
+                    explained = table.explain(table.dataFiles(options.read().version()), filter);
                 }
             }
         }
@@ -150,9 +152,9 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     private String[] files() {
         if (files == null) {
             try (NativeTable table = options.openRead()) {
-                String[] all = table.dataFiles(options.read().snapshotId(), options.read().asOfMillis());
+                String[] all = table.dataFiles(options.read().version());
                 if (filter == null || search != null) {
-                    files = filter == null ? all : table.dataFiles(options.read().snapshotId(), options.read().asOfMillis(), filter);
+                    files = filter == null ? all : table.dataFiles(options.read().version(), filter);
                 } else {
                     NativeTable.ExplainedFiles explainedFiles = table.explainFiles(all, filter);
                     explained = explainedFiles.explain();
@@ -199,7 +201,7 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         List<String> read = Arrays.asList(readSchema.fieldNames());
         Map<NamedReference, org.apache.spark.sql.connector.read.colstats.ColumnStatistics> stats = new java.util.HashMap<>();
         try (NativeTable table = options.openRead()) {
-            for (NativeTable.ColumnStatistics c : table.columnStatistics(options.read().snapshotId(), options.read().asOfMillis())) {
+            for (NativeTable.ColumnStatistics c : table.columnStatistics(options.read().version())) {
                 if (!read.contains(c.column())) {
                     continue;
                 }

@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.NativeTable;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -167,7 +168,7 @@ public final class IndexBenchmark {
     /** The library called directly: the point lookup against a full scan of every column. */
     private static void nativeLookup(String location, long user, int runs) {
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            String[] files = table.dataFiles(-1, -1);
+            String[] files = table.dataFiles(TableVersion.CURRENT);
             String filter = "{\"op\":\"eq\",\"column\":\"user_id\",\"value\":" + user + "}";
             List<Double> full = new ArrayList<>();
             List<Double> lookup = new ArrayList<>();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.NativeTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -246,7 +247,7 @@ class SparkCatalogTest {
         Path location = root.resolve("del").resolve("t");
         int firstFiles;
         try (NativeTable table = NativeTable.load(location.toString(), Map.of())) {
-            firstFiles = table.dataFiles(-1, -1).length;
+            firstFiles = table.dataFiles(TableVersion.CURRENT).length;
         }
         sql("INSERT INTO lake.del.t SELECT id, concat('n', id % 13), id * 0.5 FROM range(3000, 4000)");
         long before;
@@ -270,7 +271,7 @@ class SparkCatalogTest {
         sql("DELETE FROM lake.del.t WHERE id >= 3000");
         assertEquals(0L, sql("SELECT count(*) FROM lake.del.t WHERE id >= 3000").get(0).getLong(0));
         try (NativeTable table = NativeTable.load(location.toString(), Map.of())) {
-            assertEquals(firstFiles, table.dataFiles(-1, -1).length, "the second insert's files left the table");
+            assertEquals(firstFiles, table.dataFiles(TableVersion.CURRENT).length, "the second insert's files left the table");
         }
         sql("DELETE FROM lake.del.t");
         assertEquals(0L, sql("SELECT count(*) FROM lake.del.t").get(0).getLong(0));
@@ -433,8 +434,8 @@ class SparkCatalogTest {
         try (NativeTable table = NativeTable.load(location, Map.of())) {
             assertEquals(List.of("bucket(id, 4)", "day(ts)"), table.partitioning());
             assertEquals(List.of("id DESC NULLS LAST"), table.sortOrder());
-            all = table.dataFiles(-1, -1).length;
-            forOneId = table.dataFiles(-1, -1, io.hyperstream.jni.Filters.eq("id", 123)).length;
+            all = table.dataFiles(TableVersion.CURRENT).length;
+            forOneId = table.dataFiles(TableVersion.CURRENT, io.hyperstream.jni.Filters.eq("id", 123)).length;
         }
         assertTrue(all >= 20 && all <= 40, all + " files: one per partition (4 buckets x 5 days) and write task");
         assertTrue(forOneId >= 1 && forOneId * 4 <= all, forOneId + " of " + all);

@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.VectorSearch;
 import java.nio.file.Path;
@@ -47,7 +48,7 @@ public final class TopKBenchmark {
             List<Double> sparkMs = new ArrayList<>();
             // Keys only, no Arrow: the Spark 3.5 line runs this against the shaded JAR.
             try (NativeTable table = NativeTable.load(path, Map.of())) {
-                String[] files = table.dataFiles(-1, -1);
+                String[] files = table.dataFiles(TableVersion.CURRENT);
                 for (int q = -3; q < queries; q++) {
                     float[] query = query(q + 3);
                     long start = System.nanoTime();

@@ -7,6 +7,7 @@ import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 import io.airlift.slice.Slice;
 import io.hyperstream.jni.ArrayStore;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.TableVersion;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnHandle;
 import io.trino.spi.connector.ColumnMetadata;
@@ -141,7 +142,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     .map(v -> TimeTravel.epochMillis(session, v)).orElse(null);
             return nativeCall(() -> {
                 // An unknown snapshot, or a time before the first one, fails here with NOT_FOUND.
-                try (NativeTable table = NativeTable.loadAt(location.get().toString(), Map.of(), requested, asOfMillis)) {
+                try (NativeTable table = NativeTable.loadAt(location.get().toString(), Map.of(), new TableVersion(requested, asOfMillis))) {
                     return HyperStreamTableHandle.stored(name, location.get().toString(), table.currentSnapshotId(),
                             endVersion.isPresent());
                 }

@@ -31,7 +31,7 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
             // One row: the snapshot's row count, from its manifests and delete files.
             long rows = HyperStreamErrorCode.nativeCall(() -> {
                 try (io.hyperstream.jni.NativeTable stored = io.hyperstream.jni.NativeTable.load(handle.location(), java.util.Map.of())) {
-                    return stored.rowCount(handle.snapshotId(), -1);
+                    return stored.rowCount(handle.version());
                 }
             });
             io.trino.spi.block.Block count = new io.trino.spi.block.LongArrayBlock(1, Optional.empty(), new long[] {rows});

@@ -66,7 +66,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
                 if (handle.snapshotId() < 0) {
                     return new String[0][];
                 }
-                String[] files = stored.dataFiles(handle.snapshotId(), -1, filter);
+                String[] files = stored.dataFiles(handle.version(), filter);
                 return stored.planSplits(files, handle.topK() > 0, handle.limit(), handle.isFiltered(), splitRows);
             }
         });

@@ -112,9 +112,14 @@ public record HyperStreamTableHandle(
         return location != null;
     }
 
+    /** The snapshot this handle reads: its snapshot id, or the current one of a table without data. */
+    io.hyperstream.jni.TableVersion version() {
+        return snapshotId < 0 ? io.hyperstream.jni.TableVersion.CURRENT : io.hyperstream.jni.TableVersion.snapshot(snapshotId);
+    }
+
     /** The stored table as this handle reads it: at its snapshot's schema when it travelled, else the latest. */
     io.hyperstream.jni.NativeTable openRead() {
-        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), snapshotId, null)
+        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), io.hyperstream.jni.TableVersion.snapshot(snapshotId))
                 : io.hyperstream.jni.NativeTable.load(location, java.util.Map.of());
     }
 

@@ -92,7 +92,7 @@ final class Pushdowns {
         }
         return nativeCall(() -> {
             try (NativeTable table = handle.openRead()) {
-                return table.explain(table.dataFiles(handle.snapshotId(), -1), filter).toString();
+                return table.explain(table.dataFiles(handle.version()), filter).toString();
             }
         });
     }

@@ -61,9 +61,9 @@ final class TableDescriptions {
         }
         return nativeCall(() -> {
             try (NativeTable stored = handle.openRead()) {
-                long rows = stored.rowCount(handle.snapshotId(), -1);
+                long rows = stored.rowCount(handle.version());
                 Map<String, NativeTable.ColumnStatistics> byName = new java.util.HashMap<>();
-                stored.columnStatistics(handle.snapshotId(), -1).forEach(c -> byName.put(c.column(), c));
+                stored.columnStatistics(handle.version()).forEach(c -> byName.put(c.column(), c));
                 io.trino.spi.statistics.TableStatistics.Builder builder = io.trino.spi.statistics.TableStatistics.builder()
                         .setRowCount(io.trino.spi.statistics.Estimate.of(rows));
                 for (HyperStreamColumnHandle column : columns(handle)) {

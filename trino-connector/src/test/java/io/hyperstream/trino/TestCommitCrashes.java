@@ -2,6 +2,7 @@ package io.hyperstream.trino;
 
 import static io.trino.testing.TestingSession.testSessionBuilder;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.CommitCrashes;
 import io.hyperstream.jni.NativeTable;
@@ -64,7 +65,7 @@ class TestCommitCrashes {
     /** The {@code id} column of every live row of the table at {@code location}, sorted. */
     private static long[] ids(BufferAllocator allocator, String location) throws IOException {
         try (NativeTable table = NativeTable.load(location, Map.of());
-                ArrowReader reader = table.scanFiles(allocator, table.dataFiles(-1, -1), new String[] {"id"}, 65_536)) {
+                ArrowReader reader = table.scanFiles(allocator, table.dataFiles(TableVersion.CURRENT), new String[] {"id"}, 65_536)) {
             List<Long> ids = new ArrayList<>();
             while (reader.loadNextBatch()) {
                 BigIntVector column = (BigIntVector) reader.getVectorSchemaRoot().getVector(0);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.SampleTable;
@@ -199,7 +200,7 @@ class TestStoredTables {
         // The rest of the first file: it leaves the table; then every row.
         runner.execute("DELETE FROM gone.t WHERE id < 1000");
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            assertEquals(1, table.dataFiles(-1, -1).length);
+            assertEquals(1, table.dataFiles(TableVersion.CURRENT).length);
         }
         assertEquals(0L, runner.execute("SELECT count(*) FROM gone.t WHERE id < 1000").getOnlyValue());
         runner.execute("DELETE FROM gone.t");
@@ -266,7 +267,7 @@ class TestStoredTables {
             assertTrue(show.contains("partitioning = ARRAY['bucket(id, 4)','category']") && show.contains("sorted_by = ARRAY['id DESC NULLS LAST']"), show);
             int files;
             try (NativeTable table = NativeTable.load(root.resolve("parts").resolve("t").toString(), Map.of())) {
-                files = table.dataFiles(-1, -1).length;
+                files = table.dataFiles(TableVersion.CURRENT).length;
             }
             assertTrue(files >= 12, files + " files: at least one per partition (4 buckets x 3 categories)");
             assertEquals(List.of(1L, 1234L), runner.execute("SELECT count(*), max(id) FROM parts.t WHERE id = 1234").getMaterializedRows()
@@ -476,12 +477,12 @@ class TestStoredTables {
         assertEquals(300L, expected.getField(0));
         String location = root.resolve("maint").resolve("t").toString();
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            assertTrue(table.dataFiles(-1, -1).length >= 3);
+            assertTrue(table.dataFiles(TableVersion.CURRENT).length >= 3);
         }
         runner.execute("CALL lake.system.rewrite_data_files('maint', 't')");
         assertEquals(expected, runner.execute(totals).getMaterializedRows().get(0));
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            String[] files = table.dataFiles(-1, -1);
+            String[] files = table.dataFiles(TableVersion.CURRENT);
             assertEquals(1, files.length);
             assertTrue(!files[0].contains("\"deletes\""), "the delete files left with the rows they deleted");
         }

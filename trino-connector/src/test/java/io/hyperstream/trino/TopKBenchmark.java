@@ -2,6 +2,7 @@ package io.hyperstream.trino;
 
 import static io.trino.testing.TestingSession.testSessionBuilder;
 
+import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.VectorSearch;
@@ -58,7 +59,7 @@ public final class TopKBenchmark {
             int files;
             try (BufferAllocator allocator = Allocators.child("topk-bench");
                     NativeTable table = NativeTable.load(path, Map.of())) {
-                String[] dataFiles = table.dataFiles(-1, -1);
+                String[] dataFiles = table.dataFiles(TableVersion.CURRENT);
                 files = dataFiles.length;
                 for (int q = -3; q < queries; q++) {
                     float[] query = query(q + 3);

@@ -55,21 +55,21 @@ public final class NativeTable extends NativeHandle {
 
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
-        return loadAt(location, storageOptions, null, null);
+        return loadAt(location, storageOptions, TableVersion.CURRENT);
     }
 
     /**
-     * Opens the table as it was at snapshot {@code snapshotId}, or at the snapshot current at
-     * {@code asOfMillis} (time travel; null for neither: the latest version). Reads see that snapshot
+     * Opens the table as {@code version} sees it (time travel; {@link TableVersion#CURRENT}: the
+     * latest version). Reads see that snapshot
      * as current under the schema it was written with (a column added since is absent, one dropped
      * since is there, a renamed one has its old name); writes through it are refused. An unknown
      * snapshot (a negative id too) or a time before the first snapshot (before 1970 too) fails with
      * {@link NotFoundException}.
      */
-    public static NativeTable loadAt(String location, Map<String, String> storageOptions, Long snapshotId, Long asOfMillis) {
+    public static NativeTable loadAt(String location, Map<String, String> storageOptions, TableVersion version) {
         NativeLibrary.load();
-        return new NativeTable(loadNative(location, flatten(storageOptions), snapshotId != null,
-                snapshotId == null ? 0 : snapshotId, asOfMillis != null, asOfMillis == null ? 0 : asOfMillis), location);
+        return new NativeTable(loadNative(location, flatten(storageOptions), version.snapshotId() != null,
+                version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero()), location);
     }
 
     public String location() {
@@ -205,24 +205,26 @@ public final class NativeTable extends NativeHandle {
      * The live data files of a snapshot (as {@link #scan} picks it), one engine split each, in the
      * form {@link #scanFiles} takes.
      */
-    public String[] dataFiles(long snapshotId, long asOfMillis) {
-        return dataFiles(snapshotId, asOfMillis, null);
+    public String[] dataFiles(TableVersion version) {
+        return dataFiles(version, null);
     }
 
     /**
-     * As {@link #dataFiles(long, long)}, without the files whose column statistics (bounds, null
+     * As {@link #dataFiles(TableVersion)}, without the files whose column statistics (bounds, null
      * counts) show that no row passes {@code filter} (a {@link Filters} predicate; null keeps all).
      */
-    public String[] dataFiles(long snapshotId, long asOfMillis, String filter) {
-        return call(h -> dataFilesNative(h, snapshotId, asOfMillis, filter));
+    public String[] dataFiles(TableVersion version, String filter) {
+        return call(h -> dataFilesNative(h, version.snapshotId() != null, version.snapshotIdOrZero(),
+                version.asOfMillis() != null, version.asOfMillisOrZero(), filter));
     }
 
     /**
-     * The exact number of rows of a snapshot (the current one for -1, -1), from its manifests and
+     * The exact number of rows of a snapshot, from its manifests and
      * delete files alone: no data file is read. What COUNT(*) without a filter is answered from.
      */
-    public long rowCount(long snapshotId, long asOfMillis) {
-        return call(h -> rowCountNative(h, snapshotId, asOfMillis));
+    public long rowCount(TableVersion version) {
+        return call(h -> rowCountNative(h, version.snapshotId() != null, version.snapshotIdOrZero(),
+                version.asOfMillis() != null, version.asOfMillisOrZero()));
     }
 
     /**
@@ -243,9 +245,10 @@ public final class NativeTable extends NativeHandle {
      */
     public record ColumnStatistics(String column, long distinctValues, long nulls) {}
 
-    /** Every column's {@link ColumnStatistics} over a snapshot (the current one for -1, -1), in table order. */
-    public List<ColumnStatistics> columnStatistics(long snapshotId, long asOfMillis) {
-        Object[] out = call(h -> columnStatisticsNative(h, snapshotId, asOfMillis));
+    /** Every column's {@link ColumnStatistics} over a snapshot, in table order. */
+    public List<ColumnStatistics> columnStatistics(TableVersion version) {
+        Object[] out = call(h -> columnStatisticsNative(h, version.snapshotId() != null, version.snapshotIdOrZero(),
+                version.asOfMillis() != null, version.asOfMillisOrZero()));
         String[] names = (String[]) out[0];
         long[] distinct = (long[]) out[1];
         long[] nulls = (long[]) out[2];
@@ -257,16 +260,16 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Aggregates over a snapshot (the current one for -1, -1) from its manifests alone:
+     * Aggregates over a snapshot from its manifests alone:
      * {@code kinds[i]} ({@code count_star}, {@code count}, {@code min} or {@code max}) of
      * {@code columns[i]} (empty for {@code count_star}). A reader of one one-row batch, a column per
      * aggregate, when the metadata answers them all exactly; of no batch when it cannot (a row
      * deleted, statistics missing, float or truncated bounds): then the rows must be aggregated.
      */
-    public ArrowReader aggregateFromMetadata(BufferAllocator allocator, long snapshotId, long asOfMillis, String[] kinds,
+    public ArrowReader aggregateFromMetadata(BufferAllocator allocator, TableVersion version, String[] kinds,
             String[] columns) {
-        return call(h -> ArrowStreams.importStream(allocator,
-                address -> aggregateNative(h, snapshotId, asOfMillis, kinds, columns, address)));
+        return call(h -> ArrowStreams.importStream(allocator, address -> aggregateNative(h, version.snapshotId() != null,
+                version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero(), kinds, columns, address)));
     }
 
     /** Streams the given data files with {@code columns} (all when null). */
@@ -634,12 +637,12 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Streams the table as of {@code snapshotId} (or the snapshot current at {@code asOfMillis};
-     * -1 for neither means the current snapshot) with {@code columns} (all when null).
+     * Streams the table as {@code version} sees it with {@code columns} (all when null).
      */
-    public ArrowReader scan(BufferAllocator allocator, long snapshotId, long asOfMillis, String[] columns, int batchRows) {
-        return call(h -> ArrowStreams.importStream(allocator,
-                address -> scanNative(h, snapshotId, asOfMillis, columns, batchRows, address)));
+    public ArrowReader scan(BufferAllocator allocator, TableVersion version, String[] columns, int batchRows) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> scanNative(h, version.snapshotId() != null,
+                version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero(), columns, batchRows,
+                address)));
     }
 
     private static String[] flatten(Map<String, String> map) {
@@ -690,13 +693,16 @@ public final class NativeTable extends NativeHandle {
 
     private static native long[] deleteWhereNative(long handle, String filter);
 
-    private static native long rowCountNative(long handle, long snapshotId, long asOfMillis);
+    private static native long rowCountNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
+            long asOfMillis);
 
     private static native void setWritePropertiesNative(long handle, String[] keys, String[] values);
 
-    private static native Object[] columnStatisticsNative(long handle, long snapshotId, long asOfMillis);
+    private static native Object[] columnStatisticsNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
+            long asOfMillis);
 
-    private static native void aggregateNative(long handle, long snapshotId, long asOfMillis, String[] kinds, String[] columns,
+    private static native void aggregateNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
+            long asOfMillis, String[] kinds, String[] columns,
             long streamAddress);
 
     private static native long[] rewriteDataFilesNative(long handle, long targetRows);
@@ -708,7 +714,8 @@ public final class NativeTable extends NativeHandle {
     /** Renames {@code column}, or drops it when {@code newName} is null. */
     private static native void renameColumnNative(long handle, String column, String newName);
 
-    private static native String[] dataFilesNative(long handle, long snapshotId, long asOfMillis, String filter);
+    private static native String[] dataFilesNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
+            long asOfMillis, String filter);
 
     private static native void scanFilesNative(long handle, String[] dataFiles, String[] columns, String filter,
             int batchRows, long streamAddress);
@@ -742,7 +749,8 @@ public final class NativeTable extends NativeHandle {
 
     private static native long scanRowCountNative(long handle, String[] dataFiles, String[] columns, String filter);
 
-    private static native void scanNative(long handle, long snapshotId, long asOfMillis, String[] columns,
+    private static native void scanNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf, long asOfMillis,
+            String[] columns,
             int batchRows, long streamAddress);
 
     private static native String[] removeOrphanFilesNative(long handle, long olderThanMillis);

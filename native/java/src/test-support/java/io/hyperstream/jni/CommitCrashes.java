@@ -133,7 +133,7 @@ public final class CommitCrashes {
         }
         try (NativeTable table = NativeTable.load(location, Map.of())) {
             List<String> removed = table.removeOrphanFiles(System.currentTimeMillis() - 86_400_000L - 60_000);
-            long live = table.dataFiles(-1, -1).length;
+            long live = table.dataFiles(TableVersion.CURRENT).length;
             try (Stream<Path> files = Files.walk(Path.of(location, "data"))) {
                 long parquet = files.filter(p -> p.toString().endsWith(".parquet")).count();
                 assertEquals(live, parquet, "after orphan removal only the live data files are left");

@@ -344,7 +344,7 @@ class IcebergInteropTest {
             table.append(allocator, rows(300, 420));
             deleted = table.deleteWhere(Filters.or(Filters.and(Filters.ge("id", 100), Filters.lt("id", 150)), Filters.isNull("name")))
                     .snapshotId();
-            ours = rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64));
+            ours = rowIds(table.scan(allocator, TableVersion.CURRENT, new String[] {"id", "_row_id"}, 64));
         }
         java.util.Set<Long> left = java.util.stream.LongStream.range(0, 420)
                 .filter(id -> id % 5 != 0 && (id < 100 || id >= 150)).boxed().collect(java.util.stream.Collectors.toSet());
@@ -376,7 +376,7 @@ class IcebergInteropTest {
         // Compaction moves the rows; their ids move with them, for both readers.
         try (NativeTable table = NativeTable.load(location, Map.of())) {
             assertEquals(2, table.rewriteDataFiles(10_000).filesRewritten());
-            assertEquals(ours, rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64)));
+            assertEquals(ours, rowIds(table.scan(allocator, TableVersion.CURRENT, new String[] {"id", "_row_id"}, 64)));
         }
         iceberg.refresh();
         assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet());
@@ -404,7 +404,7 @@ class IcebergInteropTest {
         dvs.result().deleteFiles().forEach(delta::addDeletes);
         delta.commit();
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            Map<Long, Long> rowIds = rowIds(table.scan(allocator, -1, -1, new String[] {"id", "_row_id"}, 64));
+            Map<Long, Long> rowIds = rowIds(table.scan(allocator, TableVersion.CURRENT, new String[] {"id", "_row_id"}, 64));
             assertEquals(147, rowIds.size());
             assertTrue(!rowIds.containsKey(0L) && !rowIds.containsKey(7L) && !rowIds.containsKey(99L));
             rowIds.forEach((id, rowId) -> assertEquals(id, rowId, "their row ids, inherited from their manifests"));
@@ -480,12 +480,12 @@ class IcebergInteropTest {
         }
         iceberg.newRowDelta().addDeletes(deletes.toDeleteFile()).commit();
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            Map<Long, Object[]> read = readNative(table.scan(allocator, -1, -1, null, 16));
+            Map<Long, Object[]> read = readNative(table.scan(allocator, TableVersion.CURRENT, null, 16));
             assertEquals(96, read.size());
             assertTrue(!read.containsKey(7L) && !read.containsKey(99L) && read.containsKey(9L), read.keySet().toString());
             // Our delete on top of theirs keeps both.
             assertEquals(2, table.deleteWhere(Filters.in("id", List.of(7L, 50L, 51L))).deletedRows());
-            assertEquals(94, readNative(table.scan(allocator, -1, -1, null, 16)).size());
+            assertEquals(94, readNative(table.scan(allocator, TableVersion.CURRENT, null, 16)).size());
         }
         iceberg.refresh();
         assertEquals(94, read(IcebergGenerics.read(iceberg).build()).size());
@@ -500,7 +500,7 @@ class IcebergInteropTest {
         }
         iceberg.newRowDelta().addDeletes(equality.toDeleteFile()).commit();
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> table.dataFiles(-1, -1));
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> table.dataFiles(TableVersion.CURRENT));
             assertTrue(e.getMessage().contains("equality delete files"), e.getMessage());
         }
     }
@@ -542,7 +542,7 @@ class IcebergInteropTest {
         String path = location + "/data/file-0.parquet";
         iceberg.newAppend().appendFile(writeWithIceberg(iceberg, path, 0, 100)).commit();
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            assertEquals(100, readNative(table.scan(allocator, -1, -1, null, 64)).size(), "the whole file reads");
+            assertEquals(100, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size(), "the whole file reads");
         }
         // Score 37.5 (row 75) is stored as its eight bytes; one bit of it flipped.
         byte[] bytes = Files.readAllBytes(Path.of(path));
@@ -557,7 +557,7 @@ class IcebergInteropTest {
         bytes[at] ^= 1;
         Files.write(Path.of(path), bytes);
         try (NativeTable table = NativeTable.load(location, Map.of())) {
-            CorruptDataException e = assertThrows(CorruptDataException.class, () -> readNative(table.scan(allocator, -1, -1, null, 64)));
+            CorruptDataException e = assertThrows(CorruptDataException.class, () -> readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)));
             assertTrue(e.getMessage().contains("file-0.parquet") && e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("crc"),
                     e.getMessage());
         }
@@ -575,13 +575,13 @@ class IcebergInteropTest {
 
         try (NativeTable table = NativeTable.load(location, Map.of())) {
             assertEquals(iceberg.currentSnapshot().snapshotId(), table.currentSnapshotId());
-            Map<Long, Object[]> rows = readNative(table.scan(allocator, -1, -1, null, 64));
+            Map<Long, Object[]> rows = readNative(table.scan(allocator, TableVersion.CURRENT, null, 64));
             assertEquals(200, rows.size());
             for (long id = 0; id < 200; id++) {
                 assertEquals(name(id), rows.get(id)[0]);
                 assertEquals(id / 2.0, rows.get(id)[1]);
             }
-            assertEquals(100, readNative(table.scan(allocator, firstSnapshot, -1, null, 64)).size());
+            assertEquals(100, readNative(table.scan(allocator, TableVersion.snapshot(firstSnapshot), null, 64)).size());
             // Our appends on top of Iceberg Java's commits, and Iceberg Java reads them.
             Schema ours = table.schema(allocator);
             assertEquals(List.of("id", "name", "score"), ours.getFields().stream().map(Field::getName).toList());
@@ -654,11 +654,11 @@ class IcebergInteropTest {
         Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
         try (NativeTable table = NativeTable.load(location, Map.of())) {
             assertEquals(List.of("truncate(id, 100)"), table.partitioning());
-            assertEquals(200, readNative(table.scan(allocator, -1, -1, null, 64)).size());
+            assertEquals(200, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
             // Our rows go to their spec's partitions; our deletes to the partitions of the rows they delete.
             table.append(allocator, rows(150, 260, plain));
             assertEquals(2, table.deleteWhere(Filters.in("id", List.of(5L, 250L))).deletedRows());
-            String[] files = table.dataFiles(-1, -1, Filters.eq("id", 255L));
+            String[] files = table.dataFiles(TableVersion.CURRENT, Filters.eq("id", 255L));
             assertEquals(1, files.length, String.join("\n", files));
             assertTrue(files[0].contains("id_trunc=200"), files[0]);
         }
@@ -695,7 +695,7 @@ class IcebergInteropTest {
             assertTrue(e.getMessage().contains("'colour'"), e.getMessage());
             assertEquals(-1, table.currentSnapshotId());
             NotFoundException unknown = assertThrows(NotFoundException.class,
-                    () -> table.scan(allocator, -1, -1, new String[] {"nope"}, 10));
+                    () -> table.scan(allocator, TableVersion.CURRENT, new String[] {"nope"}, 10));
             assertTrue(unknown.getMessage().contains("nope"), unknown.getMessage());
         }
         assertThrows(InvalidArgumentException.class, () -> NativeTable.create(location, arrowSchema(), Map.of(), Map.of(), allocator));

@@ -117,7 +117,7 @@ class NativeSearchTest {
 
     private List<Hit> search(NativeTable table, String filter, VectorSearch search) throws Exception {
         List<Hit> hits = new ArrayList<>();
-        String[] files = table.dataFiles(-1, -1);
+        String[] files = table.dataFiles(TableVersion.CURRENT);
         try (ArrowReader reader = table.search(allocator, files, new String[] {"id"}, filter, search, 7)) {
             while (reader.loadNextBatch()) {
                 VectorSchemaRoot root = reader.getVectorSchemaRoot();
@@ -175,7 +175,7 @@ class NativeSearchTest {
             String filter = Filters.and(Filters.ge("id", 100), Filters.lt("id", 1500), Filters.ne("category", 4));
             long count = 0;
             long sum = 0;
-            try (ArrowReader reader = table.scanFiles(allocator, table.dataFiles(-1, -1), new String[] {"id"}, filter, 256)) {
+            try (ArrowReader reader = table.scanFiles(allocator, table.dataFiles(TableVersion.CURRENT), new String[] {"id"}, filter, 256)) {
                 while (reader.loadNextBatch()) {
                     BigIntVector ids = (BigIntVector) reader.getVectorSchemaRoot().getVector(0);
                     for (int i = 0; i < ids.getValueCount(); i++) {
@@ -203,7 +203,7 @@ class NativeSearchTest {
     void scanWithDistancesGivesEveryPassingRowItsDistance() throws Exception {
         float[] q = vectors[11].clone();
         try (NativeTable table = table();
-                ArrowReader reader = table.scanWithDistances(allocator, table.dataFiles(-1, -1), new String[] {"id"},
+                ArrowReader reader = table.scanWithDistances(allocator, table.dataFiles(TableVersion.CURRENT), new String[] {"id"},
                         Filters.eq("category", 1), new VectorSearch("embedding", q, "cosine", 1), 100)) {
             int rows = 0;
             while (reader.loadNextBatch()) {
@@ -276,7 +276,7 @@ class NativeSearchTest {
         float[] q = new float[DIM];
         q[0] = 1;
         try (NativeTable table = table()) {
-            String[] files = table.dataFiles(-1, -1);
+            String[] files = table.dataFiles(TableVersion.CURRENT);
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
                     () -> table.search(allocator, files, null, null, new VectorSearch("embedding", new float[3], "l2", 5), 10));
             assertTrue(e.getMessage().contains("3 dimensions but the column has 13"), e.getMessage());
