@@ -12,6 +12,7 @@ mod handle;
 mod library;
 mod limits;
 mod metrics;
+mod records;
 mod replay;
 mod sample;
 mod table;

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use jni::objects::{JClass, JFloatArray, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{JClass, JFloatArray, JLongArray, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 
@@ -15,6 +15,7 @@ use crate::vector::hnsw::HnswParams;
 use crate::vector::{IndexUse, Metric, VectorSearch};
 use crate::Error;
 
+use super::records::{export_records, ColumnStatisticsRow, DeleteRow, IndexBuildsRow, RewriteRow, SnapshotRow};
 use super::*;
 
 /// A table handle: appends move it to new versions, so calls take the lock.
@@ -125,22 +126,28 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_refreshNative<'l>(
     })
 }
 
-/// `[snapshot id, parent id or -1, timestamp ms, sequence number]` per snapshot, oldest first.
+/// The table's snapshots, oldest first, as [`SnapshotRow`]s.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_snapshotsNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
-) -> JLongArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         let cell = table_of(handle)?;
-        let flat: Vec<jlong> = lock(&cell)
+        let rows: Vec<SnapshotRow> = lock(&cell)
             .metadata()
             .snapshots
             .iter()
-            .flat_map(|s| [s.snapshot_id, s.parent_snapshot_id.unwrap_or(-1), s.timestamp_ms, s.sequence_number])
+            .map(|s| SnapshotRow {
+                snapshot_id: s.snapshot_id,
+                parent_id: s.parent_snapshot_id.unwrap_or(-1),
+                timestamp_millis: s.timestamp_ms,
+                sequence_number: s.sequence_number,
+            })
             .collect();
-        long_array(env, &flat)
+        export_records(&rows, stream_address)
     })
 }
 
@@ -268,38 +275,46 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteFilesNative<'l>
     })
 }
 
-/// Deletes the rows `filter` passes (null: every row); returns `[snapshot id or -1, rows deleted]`.
+/// Deletes the rows `filter` passes (null: every row); what it committed as a [`DeleteRow`].
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_deleteWhereNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     filter: JString<'l>,
-) -> JLongArray<'l> {
+    stream_address: jlong,
+) {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let filter = filter_arg(env, &filter)?;
         let (snapshot, rows) = lock(&cell).delete_where(filter.as_ref())?;
-        long_array(env, &[snapshot.unwrap_or(-1), rows as jlong])
+        let row =
+            DeleteRow { snapshot_id: snapshot.unwrap_or(-1), deleted_rows: i64::try_from(rows).unwrap_or(i64::MAX) };
+        export_records(&[row], stream_address)
     })
 }
 
 /// Compacts the table's small files and files with deleted rows into files of up to
-/// `target_rows` rows; returns `[snapshot id or -1, files rewritten, files written]`.
+/// `target_rows` rows; what it committed as a [`RewriteRow`].
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rewriteDataFilesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     target_rows: jlong,
-) -> JLongArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         let cell = table_of(handle)?;
         let target = usize::try_from(target_rows)
             .map_err(|_| Error::invalid(format!("target rows per file must be positive, got {target_rows}")))?;
         let done = lock(&cell).rewrite_data_files(target)?;
-        let out = done.map_or([-1, 0, 0], |r| [r.snapshot_id, r.rewritten as jlong, r.written as jlong]);
-        long_array(env, &out)
+        let row = done.map_or(RewriteRow { snapshot_id: -1, ..Default::default() }, |r| RewriteRow {
+            snapshot_id: r.snapshot_id,
+            files_rewritten: r.rewritten as i64,
+            files_written: r.written as i64,
+        });
+        export_records(&[row], stream_address)
     })
 }
 
@@ -569,17 +584,22 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative
     })
 }
 
-/// The HNSW graphs built through this handle so far: `[data files, vectors, nanoseconds]`.
+/// The HNSW graphs built through this handle so far, as an [`IndexBuildsRow`].
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_indexBuildsNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
-) -> JLongArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         let cell = table_of(handle)?;
         let (files, vectors, nanos) = lock(&cell).index_builds().totals();
-        long_array(env, &[files, vectors, nanos].map(|n| i64::try_from(n).unwrap_or(i64::MAX)))
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        export_records(
+            &[IndexBuildsRow { files: count(files), vectors: count(vectors), nanos: count(nanos) }],
+            stream_address,
+        )
     })
 }
 
@@ -686,21 +706,23 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_columnStatisticsNativ
     snapshot_id: jlong,
     as_of: jboolean,
     as_of_ms: jlong,
-) -> JObjectArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
         let snapshot = table.snapshot(at_snapshot.then_some(snapshot_id), as_of.then_some(as_of_ms))?;
-        let stats = table.column_statistics(snapshot)?;
-        let known = |v: Option<u64>| v.map_or(-1, |v| v as jlong);
-        let names = string_array(env, &stats.iter().map(|(n, _, _)| n.clone()).collect::<Vec<_>>())?;
-        let distinct = long_array(env, &stats.iter().map(|(_, d, _)| known(*d)).collect::<Vec<_>>())?;
-        let nulls = long_array(env, &stats.iter().map(|(_, _, n)| known(*n)).collect::<Vec<_>>())?;
-        let out = JObjectArray::<JObject>::new(env, 3, JObject::null())?;
-        out.set_element(env, 0, &names)?;
-        out.set_element(env, 1, &distinct)?;
-        out.set_element(env, 2, &nulls)?;
-        Ok(out)
+        let known = |v: Option<u64>| v.map_or(-1, |v| i64::try_from(v).unwrap_or(i64::MAX));
+        let rows: Vec<ColumnStatisticsRow> = table
+            .column_statistics(snapshot)?
+            .into_iter()
+            .map(|(column, distinct, nulls)| ColumnStatisticsRow {
+                column,
+                distinct_values: known(distinct),
+                nulls: known(nulls),
+            })
+            .collect();
+        export_records(&rows, stream_address)
     })
 }
 

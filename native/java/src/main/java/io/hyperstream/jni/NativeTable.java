@@ -173,8 +173,7 @@ public final class NativeTable extends NativeHandle {
      * {@code targetRows} rows, as one "replace" snapshot: every read answers as before.
      */
     public Rewrite rewriteDataFiles(long targetRows) {
-        long[] result = call(h -> rewriteDataFilesNative(h, targetRows));
-        return new Rewrite(result[0], result[1], result[2]);
+        return call(h -> Records.one(address -> rewriteDataFilesNative(h, targetRows, address), Rewrite.class));
     }
 
     /** Makes an earlier snapshot (an ancestor of the current one) current again; later ones stay for time travel. */
@@ -192,8 +191,7 @@ public final class NativeTable extends NativeHandle {
      * files. Older snapshots keep the rows. Nothing is committed when no row passes.
      */
     public DeleteResult deleteWhere(String filter) {
-        long[] result = call(h -> deleteWhereNative(h, filter));
-        return new DeleteResult(result[0], result[1]);
+        return call(h -> Records.one(address -> deleteWhereNative(h, filter, address), DeleteResult.class));
     }
 
     /** Deletes data files written by {@link #writeDataFiles} and never committed (an aborted write's). */
@@ -247,16 +245,9 @@ public final class NativeTable extends NativeHandle {
 
     /** Every column's {@link ColumnStatistics} over a snapshot, in table order. */
     public List<ColumnStatistics> columnStatistics(TableVersion version) {
-        Object[] out = call(h -> columnStatisticsNative(h, version.snapshotId() != null, version.snapshotIdOrZero(),
-                version.asOfMillis() != null, version.asOfMillisOrZero()));
-        String[] names = (String[]) out[0];
-        long[] distinct = (long[]) out[1];
-        long[] nulls = (long[]) out[2];
-        List<ColumnStatistics> stats = new ArrayList<>(names.length);
-        for (int i = 0; i < names.length; i++) {
-            stats.add(new ColumnStatistics(names[i], distinct[i], nulls[i]));
-        }
-        return stats;
+        return call(h -> Records.read(address -> columnStatisticsNative(h, version.snapshotId() != null,
+                version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero(), address),
+                ColumnStatistics.class));
     }
 
     /**
@@ -380,8 +371,7 @@ public final class NativeTable extends NativeHandle {
 
     /** The HNSW graphs built through this handle so far (engines report them as index build progress). */
     public IndexBuilds indexBuilds() {
-        long[] totals = call(NativeTable::indexBuildsNative);
-        return new IndexBuilds(totals[0], totals[1], totals[2]);
+        return call(h -> Records.one(address -> indexBuildsNative(h, address), IndexBuilds.class));
     }
 
     /** The JSON definition of a column's vector index, or null when it has none. */
@@ -547,40 +537,14 @@ public final class NativeTable extends NativeHandle {
          * component without a count, fails instead of reading as zero.
          */
         static ExplainedFiles of(org.apache.arrow.vector.VectorSchemaRoot row) {
-            java.lang.reflect.RecordComponent[] components = ScanExplain.class.getRecordComponents();
-            java.util.Set<String> unread = new java.util.TreeSet<>();
-            row.getSchema().getFields().forEach(f -> unread.add(f.getName()));
-            unread.remove(READING);
-            Object[] counts = new Object[components.length];
-            Class<?>[] types = new Class<?>[components.length];
-            for (int i = 0; i < components.length; i++) {
-                String name = snakeCase(components[i].getName());
-                if (!(row.getVector(name) instanceof org.apache.arrow.vector.BigIntVector count)) {
-                    throw new InternalException("the native explain has no count " + name);
-                }
-                counts[i] = count.get(0);
-                types[i] = components[i].getType();
-                unread.remove(name);
-            }
-            if (!unread.isEmpty()) {
-                throw new InternalException("the native explain has counts ScanExplain lacks: " + unread);
-            }
+            ScanExplain explain = Records.bind(row, 0, ScanExplain.class, java.util.Set.of(READING));
             org.apache.arrow.vector.complex.ListVector reading =
                     (org.apache.arrow.vector.complex.ListVector) row.getVector(READING);
-            String[] files = reading.getObject(0).stream().map(String::valueOf).toArray(String[]::new);
-            try {
-                return new ExplainedFiles(ScanExplain.class.getDeclaredConstructor(types).newInstance(counts), files);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
+            return new ExplainedFiles(explain, reading.getObject(0).stream().map(String::valueOf).toArray(String[]::new));
         }
 
         /** The column of the descriptions of the files that hold a row to read. */
         static final String READING = "reading";
-
-        static String snakeCase(String camelCase) {
-            return camelCase.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
-        }
     }
 
     /** See {@link ExplainedFiles}. */
@@ -628,12 +592,7 @@ public final class NativeTable extends NativeHandle {
 
     /** Every snapshot, oldest first. */
     public List<SnapshotInfo> snapshots() {
-        long[] flat = call(NativeTable::snapshotsNative);
-        List<SnapshotInfo> snapshots = new ArrayList<>(flat.length / 4);
-        for (int i = 0; i < flat.length; i += 4) {
-            snapshots.add(new SnapshotInfo(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]));
-        }
-        return snapshots;
+        return call(h -> Records.read(address -> snapshotsNative(h, address), SnapshotInfo.class));
     }
 
     /**
@@ -671,7 +630,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native long currentSnapshotNative(long handle);
 
-    private static native long[] snapshotsNative(long handle);
+    private static native void snapshotsNative(long handle, long streamAddress);
 
     private static native String[] writeDataFilesNative(long handle, long streamAddress);
 
@@ -691,21 +650,21 @@ public final class NativeTable extends NativeHandle {
 
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
-    private static native long[] deleteWhereNative(long handle, String filter);
+    private static native void deleteWhereNative(long handle, String filter, long streamAddress);
 
     private static native long rowCountNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
             long asOfMillis);
 
     private static native void setWritePropertiesNative(long handle, String[] keys, String[] values);
 
-    private static native Object[] columnStatisticsNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
-            long asOfMillis);
+    private static native void columnStatisticsNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
+            long asOfMillis, long streamAddress);
 
     private static native void aggregateNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
             long asOfMillis, String[] kinds, String[] columns,
             long streamAddress);
 
-    private static native long[] rewriteDataFilesNative(long handle, long targetRows);
+    private static native void rewriteDataFilesNative(long handle, long targetRows, long streamAddress);
 
     private static native void rollbackToNative(long handle, long snapshotId);
 
@@ -735,7 +694,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String vectorIndexNative(long handle, String column);
 
-    private static native long[] indexBuildsNative(long handle);
+    private static native void indexBuildsNative(long handle, long streamAddress);
 
     private static native long createScalarIndexNative(long handle, String column);
 

@@ -52,7 +52,7 @@ class BridgeContractTest {
     @Test
     void explainCountsBindByName() {
         List<String> components = Arrays.stream(NativeTable.ScanExplain.class.getRecordComponents())
-                .map(c -> NativeTable.ExplainedFiles.snakeCase(c.getName()))
+                .map(c -> Records.snakeCase(c.getName()))
                 .toList();
         assertEquals(EXPLAIN_COUNTS, components);
         try (BufferAllocator allocator = Allocators.child("bridge-contract")) {
