@@ -1,5 +1,6 @@
 package io.hyperstream.spark;
 
+import io.hyperstream.jni.NativeTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,9 +44,7 @@ final class SparkTypes {
                     throw new IllegalArgumentException("vector column '" + field.name() + "' must be array<float>, not "
                             + field.dataType().simpleString());
                 }
-                Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
-                fields.add(new Field(field.name(), new FieldType(field.nullable(), new ArrowType.FixedSizeList(dimension), null),
-                        List.of(item)));
+                fields.add(NativeTable.vectorField(field.name(), field.nullable(), dimension));
                 continue;
             }
             fields.add(toField(field.name(), field.dataType(), field.nullable()));

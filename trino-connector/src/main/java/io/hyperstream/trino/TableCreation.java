@@ -5,7 +5,6 @@ import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
 
 import io.hyperstream.jni.Allocators;
-import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.ColumnMetadata;
@@ -175,9 +174,7 @@ final class TableCreation {
                 throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "vector column '" + column.getName()
                         + "' must be array(real), not " + type);
             }
-            nativeCall(() -> Limits.dimension("vector column '" + column.getName() + "'", dimension));
-            Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
-            return new Field(column.getName(), new FieldType(nullable, new ArrowType.FixedSizeList(dimension), null), List.of(item));
+            return nativeCall(() -> NativeTable.vectorField(column.getName(), nullable, dimension));
         }
         return arrowField(column.getName(), type, nullable);
     }

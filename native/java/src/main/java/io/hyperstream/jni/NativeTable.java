@@ -9,6 +9,7 @@ import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -411,6 +412,19 @@ public final class NativeTable extends NativeHandle {
                 dropScalarIndex(column);
             }
         }
+    }
+
+    /**
+     * The Arrow field of a float vector column of {@code dimension} elements, as tables store it
+     * (a fixed-size list of non-null floats); the dimension checked as {@link Limits#dimension} does.
+     */
+    public static Field vectorField(String name, boolean nullable, long dimension) {
+        int checked = Limits.dimension("vector column '" + name + "'", dimension);
+        Field item = new Field("item", FieldType.notNullable(
+                new org.apache.arrow.vector.types.pojo.ArrowType.FloatingPoint(
+                        org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE)), null);
+        return new Field(name, new FieldType(nullable,
+                new org.apache.arrow.vector.types.pojo.ArrowType.FixedSizeList(checked), null), List.of(item));
     }
 
     /** Table property naming the columns with a scalar index: {@code "user_id, category"}. */
