@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod batches;
+mod changes;
 pub mod dtype;
 mod file;
 pub mod npy;
@@ -10,6 +11,7 @@ pub mod search;
 pub mod store;
 
 pub use batch::ArrayBatch;
+pub use changes::ArrayChanges;
 pub use dtype::DType;
 pub use store::{ArrayData, ArrayInfo, ArrayStore, LazyArray, StoreOptions};
 

@@ -11,7 +11,7 @@ use jni::{Env, EnvUnowned};
 use super::{entry, export_stream, handle, import_stream, long_array, string, string_array, JniResult};
 use crate::array::batches::{rows_from_batches, to_batch};
 use crate::array::store::check_fits;
-use crate::array::{ArrayBatch, ArrayData, ArrayInfo, ArrayStore, DType, LazyArray, StoreOptions};
+use crate::array::{ArrayBatch, ArrayChanges, ArrayData, ArrayStore, DType, LazyArray, StoreOptions};
 use crate::vector::gpu::Backend;
 use crate::vector::Metric;
 use crate::Error;
@@ -107,59 +107,6 @@ pub extern "system" fn Java_io_hyperstream_jni_ArrayStore_writeNative<'l>(
         let name = string(env, &name)?;
         write_rows(store_of(handle)?.as_ref(), env, &name, mode, &indices, stream_address)
     })
-}
-
-/// What a store and a batch of changes to it both do, so that their entry points share one body.
-trait ArrayChanges {
-    fn info(&self, name: &str) -> crate::Result<ArrayInfo>;
-    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64>;
-    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64>;
-    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()>;
-    fn drop_array(&self, name: &str) -> crate::Result<()>;
-    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64>;
-}
-
-impl ArrayChanges for ArrayStore {
-    fn info(&self, name: &str) -> crate::Result<ArrayInfo> {
-        ArrayStore::info(self, name)
-    }
-    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64> {
-        Ok(self.save_parts(name, dtype, row_shape, &[bytes])?.rows())
-    }
-    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64> {
-        ArrayStore::append(self, name, bytes)
-    }
-    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()> {
-        ArrayStore::replace(self, name, indices, bytes)
-    }
-    fn drop_array(&self, name: &str) -> crate::Result<()> {
-        ArrayStore::drop_array(self, name)
-    }
-    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64> {
-        ArrayStore::drop_rows(self, name, indices)
-    }
-}
-
-impl ArrayChanges for ArrayBatch {
-    fn info(&self, name: &str) -> crate::Result<ArrayInfo> {
-        ArrayBatch::info(self, name)
-    }
-    fn save(&self, name: &str, dtype: DType, row_shape: &[u64], bytes: &[u8]) -> crate::Result<u64> {
-        let rows = (bytes.len() / (row_shape.iter().product::<u64>() as usize * dtype.size()).max(1)) as u64;
-        Ok(ArrayBatch::save(self, name, dtype, &[&[rows][..], row_shape].concat(), bytes)?.rows())
-    }
-    fn append(&self, name: &str, bytes: &[u8]) -> crate::Result<u64> {
-        ArrayBatch::append(self, name, bytes)
-    }
-    fn replace(&self, name: &str, indices: &[u64], bytes: &[u8]) -> crate::Result<()> {
-        ArrayBatch::replace(self, name, indices, bytes)
-    }
-    fn drop_array(&self, name: &str) -> crate::Result<()> {
-        ArrayBatch::drop_array(self, name)
-    }
-    fn drop_rows(&self, name: &str, indices: &[u64]) -> crate::Result<u64> {
-        ArrayBatch::drop_rows(self, name, indices)
-    }
 }
 
 /// A save, an append or a replace of the rows of the Arrow stream at `address`.

@@ -1,12 +1,12 @@
 //! `io.hyperstream.jni.Limits`: the checked sizes (batch rows, k, ef, dimensions, row ranges).
 
-use jni::objects::{JClass, JLongArray, JString};
+use jni::objects::{JClass, JString};
 use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 
 use crate::Error;
 
-use super::sample::splits_array;
+use super::records::export_splits;
 use super::*;
 
 #[unsafe(no_mangle)]
@@ -63,12 +63,13 @@ pub extern "system" fn Java_io_hyperstream_jni_Limits_rowRangesNative<'l>(
     _class: JClass<'l>,
     rows: jlong,
     split_rows: jlong,
-) -> JLongArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         let rows = u64::try_from(rows).map_err(|_| Error::invalid(format!("rows must be >= 0, got {rows}")))?;
         let split_rows = u64::try_from(split_rows)
             .map_err(|_| Error::invalid(format!("rows per split must be positive, got {split_rows}")))?;
-        splits_array(env, &crate::scan::plan_row_splits(rows, split_rows)?)
+        export_splits(&crate::scan::plan_row_splits(rows, split_rows)?, stream_address)
     })
 }
 

@@ -46,6 +46,25 @@ pub(super) struct RewriteRow {
     pub files_written: i64,
 }
 
+/// A range of rows `[start, end)` of a split plan (`Limits.RowRange`).
+#[derive(Serialize, Default)]
+pub(super) struct RowRangeRow {
+    pub start: i64,
+    pub end: i64,
+}
+
+/// Exports a split plan as [`RowRangeRow`]s.
+pub(super) fn export_splits(splits: &[crate::scan::RowSplit], address: jlong) -> JniResult<()> {
+    let rows: Vec<RowRangeRow> = splits
+        .iter()
+        .map(|s| RowRangeRow {
+            start: i64::try_from(s.start).unwrap_or(i64::MAX),
+            end: i64::try_from(s.end).unwrap_or(i64::MAX),
+        })
+        .collect();
+    export_records(&rows, address)
+}
+
 /// The HNSW graphs built through a handle (`NativeTable.IndexBuilds`).
 #[derive(Serialize, Default)]
 pub(super) struct IndexBuildsRow {

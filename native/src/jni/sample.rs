@@ -1,11 +1,12 @@
 //! `io.hyperstream.jni.SampleTable`: the generated sample table.
 
-use jni::objects::{JClass, JIntArray, JLongArray};
+use jni::objects::{JClass, JIntArray};
 use jni::sys::{jint, jlong};
-use jni::{Env, EnvUnowned};
+use jni::EnvUnowned;
 
 use crate::table::SampleTable;
 
+use super::records::export_splits;
 use super::*;
 
 #[unsafe(no_mangle)]
@@ -39,21 +40,13 @@ pub extern "system" fn Java_io_hyperstream_jni_SampleTable_planSplits<'l>(
     _class: JClass<'l>,
     handle: jlong,
     target_rows: jlong,
-) -> JLongArray<'l> {
-    entry(&mut env, |env| {
+    stream_address: jlong,
+) {
+    entry(&mut env, |_| {
         // SAFETY: NativeHandle passes only open handles.
         let table = unsafe { handle::get::<SampleTable>(handle) }?;
-        splits_array(env, &table.plan_splits(target_rows)?)
+        export_splits(&table.plan_splits(target_rows)?, stream_address)
     })
-}
-
-/// Row splits as Java's flat `long[]` of start, end pairs.
-pub(super) fn splits_array<'local>(
-    env: &mut Env<'local>,
-    splits: &[crate::scan::RowSplit],
-) -> JniResult<JLongArray<'local>> {
-    let flat: Vec<jlong> = splits.iter().flat_map(|s| [s.start as jlong, s.end as jlong]).collect();
-    long_array(env, &flat)
 }
 
 #[unsafe(no_mangle)]

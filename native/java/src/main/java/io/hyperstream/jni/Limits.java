@@ -48,16 +48,16 @@ public final class Limits {
      */
     public static long[][] rowRanges(long rows, long splitRows) {
         NativeLibrary.load();
-        return pairs(rowRangesNative(rows, splitRows));
+        return ranges(address -> rowRangesNative(rows, splitRows, address));
     }
 
-    /** Start, end pairs from the flat {@code long[]} the library returns for a split plan. */
-    static long[][] pairs(long[] flat) {
-        long[][] ranges = new long[flat.length / 2][];
-        for (int i = 0; i < ranges.length; i++) {
-            ranges[i] = new long[] {flat[2 * i], flat[2 * i + 1]};
-        }
-        return ranges;
+    /** A range of rows {@code [start, end)} of a split plan, as the library hands it over. */
+    record RowRange(long start, long end) {}
+
+    /** The {@code [start, end)} pairs of the split plan the library exports at the address {@code exporter} is given. */
+    static long[][] ranges(java.util.function.LongConsumer exporter) {
+        return Records.read(exporter, RowRange.class).stream().map(r -> new long[] {r.start(), r.end()})
+                .toArray(long[][]::new);
     }
 
     private static native int batchRowsNative(String what, long rows);
@@ -70,5 +70,5 @@ public final class Limits {
 
     private static native long efSearchNative(String what, long ef);
 
-    private static native long[] rowRangesNative(long rows, long splitRows);
+    private static native void rowRangesNative(long rows, long splitRows, long streamAddress);
 }

@@ -49,7 +49,7 @@ public final class SampleTable extends NativeHandle {
 
     /** Row ranges {@code [start, end)} of at most {@code targetRows} rows each, planned natively. */
     public long[][] planSplits(long targetRows) {
-        return Limits.pairs(call(h -> planSplits(h, targetRows)));
+        return call(h -> Limits.ranges(address -> planSplits(h, targetRows, address)));
     }
 
     /**
@@ -74,7 +74,7 @@ public final class SampleTable extends NativeHandle {
 
     private static native void exportSchema(long handle, long schemaAddress);
 
-    private static native long[] planSplits(long handle, long targetRows);
+    private static native void planSplits(long handle, long targetRows, long streamAddress);
 
     private static native void scanNative(long handle, long start, long end, int batchRows, int[] projection,
             long streamAddress);
