@@ -98,12 +98,18 @@ impl Table {
         if files.is_empty() {
             return Err(Error::invalid("nothing to commit: no data files"));
         }
-        for file in &files {
+        self.check_inside(&files)?;
+        self.commit_snapshot(Operation::Append, files)
+    }
+
+    /// Refuses data files that lie outside the table's root (a commit names only its own files).
+    fn check_inside(&self, files: &[DataFile]) -> Result<()> {
+        for file in files {
             self.storage.relative(&file.file_path).map_err(|_| {
                 Error::invalid(format!("data file {} lies outside the table root {}", file.file_path, self.location()))
             })?;
         }
-        self.commit_snapshot(Operation::Append, files)
+        Ok(())
     }
 
     /// The one optimistic commit loop. `attempt` builds a change on the table's current metadata
@@ -189,11 +195,7 @@ impl Table {
     /// overwrite, Trino's TRUNCATE when there are none): the files live until now are marked
     /// deleted in it, so older snapshots keep them for time travel. Returns the snapshot id.
     pub fn commit_overwrite(&mut self, files: Vec<DataFile>) -> Result<i64> {
-        for file in &files {
-            self.storage.relative(&file.file_path).map_err(|_| {
-                Error::invalid(format!("data file {} lies outside the table root {}", file.file_path, self.location()))
-            })?;
-        }
+        self.check_inside(&files)?;
         self.commit_snapshot(Operation::Overwrite, files)
     }
 
