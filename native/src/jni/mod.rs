@@ -73,8 +73,13 @@ fn non_null(address: jlong, what: &str) -> JniResult<jlong> {
 
 /// Moves `stream` into the caller's `ArrowArrayStream` struct at `address`.
 fn export_stream(stream: BatchStream, address: jlong) -> JniResult<()> {
+    export_foreign(crate::scan::ForeignStream::new(stream), address)
+}
+
+/// Moves `stream` into the caller's `ArrowArrayStream` struct at `address`.
+fn export_foreign(stream: crate::scan::ForeignStream, address: jlong) -> JniResult<()> {
     let address = non_null(address, "ArrowArrayStream")?;
-    let ffi = FFI_ArrowArrayStream::new(Box::new(crate::scan::ForeignStream::new(stream)));
+    let ffi = FFI_ArrowArrayStream::new(Box::new(stream));
     // SAFETY: Java allocated an ArrowArrayStream struct at `address` (ArrowArrayStream.allocateNew),
     // which holds no stream yet; writing without dropping the old contents is what it expects.
     unsafe { std::ptr::write_unaligned(address as *mut FFI_ArrowArrayStream, ffi) };

@@ -104,9 +104,14 @@ pub(super) fn batch_of<T: Serialize + Default>(rows: &[T]) -> Result<RecordBatch
 
 /// Exports `rows` (see [`batch_of`]) into the stream Java allocated at `address`.
 pub(super) fn export_records<T: Serialize + Default>(rows: &[T], address: jlong) -> JniResult<()> {
-    let batch = batch_of(rows)?;
+    export_result(batch_of(rows)?, address)
+}
+
+/// Exports one batch of a call's result (not a table's data) into the stream at `address`.
+pub(super) fn export_result(batch: RecordBatch, address: jlong) -> JniResult<()> {
     let schema = batch.schema();
-    export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new([Ok(batch)], schema)), address)
+    let stream = Box::new(arrow::record_batch::RecordBatchIterator::new([Ok(batch)], schema));
+    export_foreign(crate::scan::ForeignStream::of_results(stream), address)
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use crate::vector::hnsw::HnswParams;
 use crate::vector::{IndexUse, Metric, VectorSearch};
 use crate::Error;
 
-use super::records::{export_records, ColumnStatisticsRow, DeleteRow, IndexBuildsRow, RewriteRow, SnapshotRow};
+use super::records::{
+    export_records, export_result, ColumnStatisticsRow, DeleteRow, IndexBuildsRow, RewriteRow, SnapshotRow,
+};
 use super::*;
 
 /// A table handle: appends move it to new versions, so calls take the lock.
@@ -544,9 +546,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
         let filter = filter_arg(env, &filter)?;
         let table = lock(&cell).clone();
         let (explain, reading) = table.explain_files(files, filter.as_ref())?;
-        let batch = explain.to_batch(&reading)?;
-        let schema = batch.schema();
-        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new([Ok(batch)], schema)), stream_address)
+        export_result(explain.to_batch(&reading)?, stream_address)
     })
 }
 

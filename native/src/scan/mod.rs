@@ -55,9 +55,16 @@ pub fn arm_stream_panic(after_batches: i64) {
 }
 
 impl ForeignStream {
+    /// A stream of a table's or an array's rows (it takes a panic armed for the next stream).
     pub fn new(inner: BatchStream) -> Self {
         let panic_at = ARMED_PANIC.swap(-1, Ordering::SeqCst);
         Self { inner: ManuallyDrop::new(inner), failed: false, batches: 0, panic_at }
+    }
+
+    /// A stream of a call's result rows (an explain, snapshots, a split plan): a panic armed for the
+    /// next stream is left for the next stream of data.
+    pub fn of_results(inner: BatchStream) -> Self {
+        Self { inner: ManuallyDrop::new(inner), failed: false, batches: 0, panic_at: -1 }
     }
 }
 
