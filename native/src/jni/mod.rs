@@ -14,6 +14,7 @@ mod limits;
 mod metrics;
 mod records;
 mod replay;
+mod rest_catalog;
 mod sample;
 mod table;
 mod throw;

@@ -39,7 +39,8 @@ impl Storage {
         }
         let is_url = location.contains("://");
         if !is_url || location.starts_with("file://") {
-            let dir = location.strip_prefix("file://").unwrap_or(location);
+            // `file:///d`, and `file:/d` as Iceberg Java writes local locations.
+            let dir = location.strip_prefix("file://").or_else(|| location.strip_prefix("file:")).unwrap_or(location);
             let dir = std::path::absolute(dir).map_err(|e| io(dir, e))?;
             create_dir_durably(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
             let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| store_error(location, e))?;

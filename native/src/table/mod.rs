@@ -3,6 +3,7 @@
 //! split-and-stream path.
 
 pub mod iceberg;
+pub mod rest;
 mod sample;
 
 pub use sample::SampleTable;

@@ -161,11 +161,12 @@ impl Table {
     /// (false): the one place a commit leaves the table handle for where the table lives.
     pub(super) fn try_commit(&mut self, next: TableMetadata) -> Result<bool> {
         self.writable()?;
-        if !self.operations.commit(&self.storage, self.version, &next)? {
+        let base = Some((&self.version, &self.metadata));
+        let Some((version, metadata)) = self.operations.commit(&self.storage, base, &next)? else {
             return Ok(false);
-        }
-        self.metadata = next;
-        self.version += 1;
+        };
+        self.metadata = metadata;
+        self.version = version;
         Ok(true)
     }
 
@@ -176,7 +177,7 @@ impl Table {
         change(&mut next)?;
         next.metadata_log.push(MetadataLogEntry {
             timestamp_ms: self.metadata.last_updated_ms,
-            metadata_file: self.operations.metadata_location(&self.storage, self.version),
+            metadata_file: self.version.location.clone(),
         });
         next.last_updated_ms = now_ms().max(self.metadata.last_updated_ms + 1);
         Ok(next)

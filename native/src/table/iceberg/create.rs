@@ -75,14 +75,24 @@ impl Definition {
 
 impl Table {
     /// Creates an empty table at `location` with the columns of `schema`; fails if a table is there.
+    /// With a REST catalog in `options` ([`crate::table::rest`]), the table is created in the
+    /// catalog under the name they give, at the location the catalog chooses (or `location`, when
+    /// not empty).
     pub fn create(
         location: &str,
         schema: &ArrowSchema,
         properties: BTreeMap<String, String>,
         options: &HashMap<String, String>,
     ) -> Result<Self> {
-        let storage = Storage::open(location, options)?;
         let definition = Definition::of(schema, properties, 0)?;
+        let (storage, operations): (Storage, Arc<dyn TableOperations>) = match RestTable::of(options)? {
+            Some(table) => {
+                let asked = Some(location.trim()).filter(|l| !l.is_empty());
+                let (location, config) = table.new_table_location(&definition.schema.to_json(), asked)?;
+                (Storage::open(&location, &storage_options(&config, options))?, Arc::new(table))
+            }
+            None => (Storage::open(location, options)?, Arc::new(FileSystemOperations)),
+        };
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut metadata =
             TableMetadata::new_table(storage.location(), &uuid, definition.schema, definition.properties, now_ms())?;
@@ -99,11 +109,10 @@ impl Table {
             metadata.format_version = 3;
             metadata.next_row_id = Some(0);
         }
-        let operations: Arc<dyn TableOperations> = Arc::new(FileSystemOperations);
-        if !operations.commit(&storage, 0, &metadata)? {
+        let Some((version, metadata)) = operations.commit(&storage, None, &metadata)? else {
             return Err(Error::invalid(format!("a table already exists at {}", storage.location())));
-        }
-        Ok(Self { storage, metadata, version: 1, pinned: None, index_builds: Arc::default(), operations })
+        };
+        Ok(Self::at(storage, version, metadata, operations))
     }
 
     /// Replaces the table's definition and rows in one snapshot (CREATE OR REPLACE TABLE): the

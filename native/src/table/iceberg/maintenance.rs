@@ -72,14 +72,21 @@ impl Table {
         self.writable()?;
         self.refresh()?;
         let mut referenced = self.files_of(&self.metadata.snapshots)?;
-        referenced.extend((1..=self.version).map(metadata_file));
+        referenced.extend((1..=self.version.number).map(metadata_file));
+        // Versions a catalog service wrote under names of its own, as the metadata log keeps them.
+        let logged = self.metadata.metadata_log.iter().map(|m| m.metadata_file.as_str());
+        for file in logged.chain([self.version.location.as_str()]) {
+            if let Ok(path) = self.storage.relative(file) {
+                referenced.insert(path.to_owned());
+            }
+        }
         referenced.insert(VERSION_HINT.to_owned());
         let stems: std::collections::HashSet<&str> =
             referenced.iter().filter_map(|p| p.strip_suffix(".parquet")).collect();
         // A sidecar or graph is `<data file stem>.<field id>.<kind>`.
         let beside_a_data_file = |path: &str| path.rsplitn(3, '.').nth(2).is_some_and(|stem| stems.contains(stem));
         // A version committed after the refresh above is another writer's newest: never an orphan.
-        let newer_version = |path: &str| metadata_version(path).is_some_and(|v| v > self.version);
+        let newer_version = |path: &str| metadata_version(path).is_some_and(|v| v > self.version.number);
         let mut removed = Vec::new();
         for prefix in ["data", "metadata"] {
             for (path, modified_ms) in self.storage.list_modified(prefix)? {

@@ -40,6 +40,7 @@ use crate::spec::partition::{
 };
 use crate::spec::schema::{Schema, PARQUET_FIELD_ID};
 use crate::storage::Storage;
+use crate::table::rest::{storage_options, RestTable};
 use crate::vector::hnsw::{hnsw_path, HnswGraph, HnswParams};
 use crate::vector::search::{search_batches, search_row_batches, with_distances, Hits, Prepared, VectorSearch};
 use crate::vector::sidecar::{sidecar_path, Sidecar, SidecarBuilder};
@@ -80,7 +81,7 @@ pub use write::{TableWriter, DEFAULT_TARGET_FILE_SIZE, TARGET_FILE_SIZE};
 pub struct Table {
     storage: Storage,
     metadata: TableMetadata,
-    version: u64,
+    version: Version,
     /// The snapshot a time-travel handle was opened at ([`Table::load_at`]): reads see it as
     /// current, with its schema; nothing is written through such a handle.
     pinned: Option<i64>,
@@ -121,8 +122,21 @@ pub(super) fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<Ro
 
 impl Table {
     /// Opens the latest version of the table at `location`.
+    /// With a REST catalog in `options` ([`crate::table::rest`]), the table is the one the catalog
+    /// names there, at the location the catalog keeps for it.
     pub fn load(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        if let Some(table) = RestTable::of(options)? {
+            let loaded = table.load_table()?;
+            let storage = Storage::open(&loaded.metadata.location, &storage_options(&loaded.config, options))?;
+            let version = RestTable::version(&loaded);
+            let operations: Arc<dyn TableOperations> = Arc::new(table);
+            return Ok(Self::at(storage, version, loaded.metadata, operations));
+        }
         Self::load_from(Storage::open(location, options)?, Arc::new(FileSystemOperations))
+    }
+
+    fn at(storage: Storage, version: Version, metadata: TableMetadata, operations: Arc<dyn TableOperations>) -> Self {
+        Self { storage, metadata, version, pinned: None, index_builds: Arc::default(), operations }
     }
 
     /// Opens the table as it was at snapshot `snapshot_id`, or at the one current at `as_of_ms`
@@ -152,7 +166,7 @@ impl Table {
 
     pub(super) fn load_from(storage: Storage, operations: Arc<dyn TableOperations>) -> Result<Self> {
         let (version, metadata) = operations.load(&storage)?;
-        Ok(Self { storage, metadata, version, pinned: None, index_builds: Arc::default(), operations })
+        Ok(Self::at(storage, version, metadata, operations))
     }
 
     /// Refuses a write through a handle opened at an earlier snapshot.
@@ -182,7 +196,7 @@ impl Table {
     }
 
     pub fn version(&self) -> u64 {
-        self.version
+        self.version.number
     }
 
     pub fn location(&self) -> &str {
@@ -299,9 +313,9 @@ impl Table {
     pub(super) fn manifests(&self, snapshot: &Snapshot) -> Result<Vec<ManifestFile>> {
         let list = &snapshot.manifest_list;
         // A list that is not there (or not inside the table) is the metadata version's fault.
-        let version = self.operations.metadata_location(&self.storage, self.version);
+        let version = &self.version.location;
         let bytes =
-            self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(&version))?;
+            self.storage.relative(list).and_then(|path| self.storage.get(path)).map_err(|e| e.within(version))?;
         let manifests = read_manifest_list(&bytes, list)?;
         for manifest in &manifests {
             self.storage.relative(&manifest.manifest_path).map_err(|e| e.within(list))?;

@@ -5,17 +5,28 @@
 
 use super::*;
 
+/// One metadata version of a table: its number (1 for a new table, counting up) and where its
+/// metadata file is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub number: u64,
+    pub location: String,
+}
+
 /// A table's metadata versions, as a catalog keeps them (Iceberg Java's `TableOperations`).
 pub trait TableOperations: std::fmt::Debug + Send + Sync {
     /// The newest version of the table under `storage` and its metadata.
-    fn load(&self, storage: &Storage) -> Result<(u64, TableMetadata)>;
+    fn load(&self, storage: &Storage) -> Result<(Version, TableMetadata)>;
 
-    /// Puts `next` in place as the version after `base` (0 for a new table); `Ok(false)` when
-    /// another writer's version is there. An ambiguous outcome is [`Error::CommitStateUnknown`].
-    fn commit(&self, storage: &Storage, base: u64, next: &TableMetadata) -> Result<bool>;
-
-    /// Where version `version`'s metadata is, as the metadata log names it.
-    fn metadata_location(&self, storage: &Storage, version: u64) -> String;
+    /// Puts `next` in place as the version after `base` (`None` for a new table), returning the
+    /// version it became and its metadata as the catalog keeps it; `Ok(None)` when another
+    /// writer's version is there. An ambiguous outcome is [`Error::CommitStateUnknown`].
+    fn commit(
+        &self,
+        storage: &Storage,
+        base: Option<(&Version, &TableMetadata)>,
+        next: &TableMetadata,
+    ) -> Result<Option<(Version, TableMetadata)>>;
 }
 
 /// Iceberg's file-system layout: `metadata/v<N>.metadata.json`, each version put with a
@@ -25,28 +36,32 @@ pub trait TableOperations: std::fmt::Debug + Send + Sync {
 pub struct FileSystemOperations;
 
 impl TableOperations for FileSystemOperations {
-    fn load(&self, storage: &Storage) -> Result<(u64, TableMetadata)> {
-        let version = latest_version(storage)?;
-        let path = metadata_file(version);
-        Ok((version, TableMetadata::from_json(&storage.get(&path)?, &storage.uri(&path))?))
+    fn load(&self, storage: &Storage) -> Result<(Version, TableMetadata)> {
+        let number = latest_version(storage)?;
+        let path = metadata_file(number);
+        let location = storage.uri(&path);
+        let metadata = TableMetadata::from_json(&storage.get(&path)?, &location)?;
+        Ok((Version { number, location }, metadata))
     }
 
-    fn commit(&self, storage: &Storage, base: u64, next: &TableMetadata) -> Result<bool> {
-        let version = base + 1;
-        if !put_version(storage, &metadata_file(version), Bytes::from(next.to_json()?))? {
-            return Ok(false);
+    fn commit(
+        &self,
+        storage: &Storage,
+        base: Option<(&Version, &TableMetadata)>,
+        next: &TableMetadata,
+    ) -> Result<Option<(Version, TableMetadata)>> {
+        let number = base.map_or(0, |(v, _)| v.number) + 1;
+        let path = metadata_file(number);
+        if !put_version(storage, &path, Bytes::from(next.to_json()?))? {
+            return Ok(None);
         }
         // The hint only speeds up loading; readers probe past a stale one. A new table's is written
         // before it is handed out.
-        let hint = storage.put(VERSION_HINT, Bytes::from(version.to_string()));
-        if base == 0 {
+        let hint = storage.put(VERSION_HINT, Bytes::from(number.to_string()));
+        if base.is_none() {
             hint?;
         }
-        Ok(true)
-    }
-
-    fn metadata_location(&self, storage: &Storage, version: u64) -> String {
-        storage.uri(&metadata_file(version))
+        Ok(Some((Version { number, location: storage.uri(&path) }, next.clone())))
     }
 }
 

@@ -618,7 +618,7 @@ public final class NativeTable extends NativeHandle {
                 address)));
     }
 
-    private static String[] flatten(Map<String, String> map) {
+    static String[] flatten(Map<String, String> map) {
         if (map == null) {
             return new String[0];
         }

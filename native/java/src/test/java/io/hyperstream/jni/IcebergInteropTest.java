@@ -64,7 +64,7 @@ class IcebergInteropTest {
         allocator.close();
     }
 
-    private static Schema arrowSchema() {
+    static Schema arrowSchema() {
         Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null);
         return new Schema(List.of(
                 new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
@@ -73,11 +73,11 @@ class IcebergInteropTest {
                 new Field("embedding", FieldType.notNullable(new ArrowType.FixedSizeList(DIM)), List.of(item))));
     }
 
-    private static String name(long id) {
+    static String name(long id) {
         return id % 5 == 0 ? null : "name-" + id;
     }
 
-    private static float element(long id, int j) {
+    static float element(long id, int j) {
         return id * 0.25f + j;
     }
 
@@ -88,6 +88,10 @@ class IcebergInteropTest {
 
     /** Rows {@code [start, end)} of the columns of {@code schema} (ours, or a prefix of them). */
     private ArrowReader rows(long start, long end, Schema schema) throws Exception {
+        return rows(allocator, start, end, schema);
+    }
+
+    static ArrowReader rows(BufferAllocator allocator, long start, long end, Schema schema) throws Exception {
         ByteArrayOutputStream ipc = new ByteArrayOutputStream();
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
                 ArrowStreamWriter writer = new ArrowStreamWriter(root, null, ipc)) {
@@ -708,7 +712,7 @@ class IcebergInteropTest {
     }
 
     /** The schema of the tables Iceberg Java writes here: ours without the vector column. */
-    private static org.apache.iceberg.Schema theirSchema() {
+    static org.apache.iceberg.Schema theirSchema() {
         return new org.apache.iceberg.Schema(
                 Types.NestedField.required(1, "id", Types.LongType.get()),
                 Types.NestedField.optional(2, "name", Types.StringType.get()),
@@ -716,7 +720,7 @@ class IcebergInteropTest {
     }
 
     /** Rows {@code [start, end)} written by Iceberg Java's own Parquet writer at {@code path}, not yet committed. */
-    private static DataFile writeWithIceberg(Table iceberg, String path, long start, long end) throws Exception {
+    static DataFile writeWithIceberg(Table iceberg, String path, long start, long end) throws Exception {
         return writeWithIceberg(iceberg, path, start, end, null);
     }
 
@@ -738,7 +742,7 @@ class IcebergInteropTest {
         return writer.toDataFile();
     }
 
-    private static Map<Long, Record> read(CloseableIterable<Record> records) throws Exception {
+    static Map<Long, Record> read(CloseableIterable<Record> records) throws Exception {
         Map<Long, Record> rows = new TreeMap<>();
         try (records) {
             for (Record record : records) {
@@ -748,7 +752,7 @@ class IcebergInteropTest {
         return rows;
     }
 
-    private static Map<Long, Object[]> readNative(ArrowReader reader) throws Exception {
+    static Map<Long, Object[]> readNative(ArrowReader reader) throws Exception {
         Map<Long, Object[]> rows = new TreeMap<>();
         try (reader) {
             while (reader.loadNextBatch()) {

@@ -1,0 +1,179 @@
+package io.hyperstream.jni;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * An Apache Iceberg REST catalog (Polaris, Nessie, Unity Catalog, Gravitino, Lakekeeper, Glue, S3
+ * Tables, Iceberg's own server) as both engines keep HyperStream tables in one: namespaces and tables
+ * come from the catalog service, tables are created, committed and dropped through it, and their
+ * locations and storage settings are the catalog's.
+ *
+ * <p>The engines give the settings under the names Iceberg's own connectors use ({@link #SETTINGS}):
+ * {@code uri}, {@code warehouse}, {@code prefix}, {@code credential} ({@code <client id>:<secret>},
+ * exchanged for an OAuth2 token), {@code token} (a bearer token), {@code oauth2-server-uri},
+ * {@code scope}. A table's storage options ({@link #tableOptions}) carry them, so that every task that
+ * opens the table, on any node, reaches the same catalog. Namespaces here are one level deep, as a
+ * Spark namespace or a Trino schema of this catalog.
+ */
+public final class RestCatalog {
+    /** The settings an engine passes, by the names Iceberg's REST catalog takes them. */
+    public static final Set<String> SETTINGS = Set.of("uri", "warehouse", "prefix", "credential", "token",
+            "oauth2-server-uri", "scope");
+
+    private final String name;
+    /** The native library's {@code catalog.*} options. */
+    private final Map<String, String> options;
+
+    /**
+     * The catalog the engine calls {@code name}, with {@code settings} (keys of {@link #SETTINGS};
+     * {@code uri} is required). Unknown keys fail by name; nothing is contacted until first use.
+     */
+    public RestCatalog(String name, Map<String, String> settings) {
+        this.name = name;
+        Map<String, String> options = new TreeMap<>();
+        options.put("catalog.type", "rest");
+        options.put("catalog.name", name);
+        settings.forEach((key, value) -> {
+            String k = key.toLowerCase(Locale.ROOT);
+            if (!SETTINGS.contains(k)) {
+                throw new InvalidArgumentException("REST catalog " + name + ": unknown setting '" + key + "'; known: "
+                        + String.join(", ", new java.util.TreeSet<>(SETTINGS)));
+            }
+            if (value != null && !value.isBlank()) {
+                options.put("catalog." + k, value.trim());
+            }
+        });
+        if (!options.containsKey("catalog.uri")) {
+            throw new InvalidArgumentException("REST catalog " + name + ": its uri is not set");
+        }
+        this.options = Map.copyOf(options);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The top-level namespaces (those of one level). */
+    public List<String> namespaces() {
+        NativeLibrary.load();
+        return Arrays.stream(namespacesNative(settings(), new String[0])).filter(n -> n.indexOf('\u001f') < 0).toList();
+    }
+
+    public boolean namespaceExists(String namespace) {
+        NativeLibrary.load();
+        return namespaceExistsNative(settings(), levels(namespace));
+    }
+
+    /** The namespace's properties ({@code location}, ...); {@link NotFoundException} when there is none. */
+    public Map<String, String> namespaceProperties(String namespace) {
+        NativeLibrary.load();
+        String[] flat = namespacePropertiesNative(settings(), levels(namespace));
+        Map<String, String> properties = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < flat.length; i += 2) {
+            properties.put(flat[i], flat[i + 1]);
+        }
+        return properties;
+    }
+
+    /** Creates the namespace; false when it exists. */
+    public boolean createNamespace(String namespace, Map<String, String> properties) {
+        NativeLibrary.load();
+        return createNamespaceNative(settings(), levels(namespace), NativeTable.flatten(properties));
+    }
+
+    /** Drops an empty namespace; false when there is none, {@link InvalidArgumentException} when it is not empty. */
+    public boolean dropNamespace(String namespace) {
+        NativeLibrary.load();
+        return dropNamespaceNative(settings(), levels(namespace));
+    }
+
+    /** The tables of the namespace; {@link NotFoundException} when there is no such namespace. */
+    public List<String> tables(String namespace) {
+        NativeLibrary.load();
+        return List.of(tablesNative(settings(), levels(namespace)));
+    }
+
+    /** The table's location when the catalog has it. */
+    public Optional<String> tableLocation(String namespace, String table) {
+        NativeLibrary.load();
+        return Optional.ofNullable(tableLocationNative(settings(), levels(namespace), table));
+    }
+
+    /** Drops the table (its files too with {@code purge}); false when there is none. */
+    public boolean dropTable(String namespace, String table, boolean purge) {
+        NativeLibrary.load();
+        return dropTableNative(settings(), levels(namespace), table, purge);
+    }
+
+    public void renameTable(String namespace, String table, String toNamespace, String toTable) {
+        NativeLibrary.load();
+        renameTableNative(settings(), levels(namespace), table, levels(toNamespace), toTable);
+    }
+
+    /** Registers the table whose current metadata file is {@code metadataLocation}; returns its location. */
+    public String registerTable(String namespace, String table, String metadataLocation) {
+        NativeLibrary.load();
+        return registerTableNative(settings(), levels(namespace), table, metadataLocation);
+    }
+
+    /**
+     * The storage options that open (or, with {@link NativeTable#create}, create) table {@code table}
+     * of {@code namespace} through this catalog, with {@code storage} (the engine's own object-store
+     * options) beside them.
+     */
+    public Map<String, String> tableOptions(String namespace, String table, Map<String, String> storage) {
+        Map<String, String> out = new HashMap<>(storage);
+        out.putAll(options);
+        out.put("catalog.namespace", namespace);
+        out.put("catalog.table", table);
+        return out;
+    }
+
+    /** Whether storage options name a table of a REST catalog. */
+    public static boolean isCatalogTable(Map<String, String> storageOptions) {
+        return "rest".equals(storageOptions.get("catalog.type"));
+    }
+
+    private String[] settings() {
+        return NativeTable.flatten(options);
+    }
+
+    private static String[] levels(String namespace) {
+        return new String[] {namespace};
+    }
+
+    @Override
+    public String toString() {
+        return "RestCatalog(" + name + " at " + options.get("catalog.uri") + ")";
+    }
+
+    private static native String[] namespacesNative(String[] settings, String[] parent);
+
+    private static native boolean namespaceExistsNative(String[] settings, String[] namespace);
+
+    private static native String[] namespacePropertiesNative(String[] settings, String[] namespace);
+
+    private static native boolean createNamespaceNative(String[] settings, String[] namespace, String[] properties);
+
+    private static native boolean dropNamespaceNative(String[] settings, String[] namespace);
+
+    private static native String[] tablesNative(String[] settings, String[] namespace);
+
+    private static native String tableLocationNative(String[] settings, String[] namespace, String table);
+
+    private static native boolean dropTableNative(String[] settings, String[] namespace, String table, boolean purge);
+
+    private static native void renameTableNative(String[] settings, String[] namespace, String table, String[] toNamespace,
+            String toTable);
+
+    private static native String registerTableNative(String[] settings, String[] namespace, String table,
+            String metadataLocation);
+}

@@ -1,0 +1,265 @@
+package io.hyperstream.jni;
+
+import static io.hyperstream.jni.IcebergInteropTest.arrowSchema;
+import static io.hyperstream.jni.IcebergInteropTest.element;
+import static io.hyperstream.jni.IcebergInteropTest.name;
+import static io.hyperstream.jni.IcebergInteropTest.read;
+import static io.hyperstream.jni.IcebergInteropTest.readNative;
+import static io.hyperstream.jni.IcebergInteropTest.rows;
+import static io.hyperstream.jni.IcebergInteropTest.theirSchema;
+import static io.hyperstream.jni.IcebergInteropTest.writeWithIceberg;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * HyperStream tables kept in an Iceberg REST catalog: Apache Iceberg's own REST server on loopback
+ * (a process of its own), and Apache Iceberg Java's {@link RESTCatalog} beside us as the other
+ * writer and reader.
+ */
+class RestCatalogTest {
+    @TempDir
+    static Path dir;
+
+    private static RestCatalogTestServer server;
+    private static RESTCatalog iceberg;
+    private BufferAllocator allocator;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = RestCatalogTestServer.start(dir.resolve("server"));
+        iceberg = new RESTCatalog();
+        iceberg.initialize("iceberg", Map.of("uri", server.uri()));
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        iceberg.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void openAllocator() {
+        allocator = Allocators.child("rest-catalog-test");
+    }
+
+    @AfterEach
+    void closeAllocator() {
+        allocator.close();
+    }
+
+    private static RestCatalog catalog() {
+        return new RestCatalog("lake", server.settings());
+    }
+
+    @Test
+    void hyperStreamTablesLiveInTheCatalogAndIcebergJavaReadsThem() throws Exception {
+        RestCatalog catalog = catalog();
+        assertTrue(catalog.createNamespace("ours", Map.of("owner", "tests")));
+        assertFalse(catalog.createNamespace("ours", Map.of()), "it exists");
+        assertTrue(catalog.namespaces().contains("ours"));
+        assertEquals("tests", catalog.namespaceProperties("ours").get("owner"));
+        Map<String, String> options = catalog.tableOptions("ours", "items", Map.of());
+        long first;
+        long second;
+        String location;
+        try (NativeTable table = NativeTable.create("", arrowSchema(), Map.of("vector.embedding.dimension", "4"), options, allocator)) {
+            first = table.append(allocator, rows(allocator, 0, 300, arrowSchema()));
+            second = table.append(allocator, rows(allocator, 300, 420, arrowSchema()));
+        }
+        assertEquals(List.of("items"), catalog.tables("ours"));
+        location = catalog.tableLocation("ours", "items").orElseThrow();
+        assertTrue(location.contains("ours") && location.endsWith("items"), location);
+        assertTrue(Files.isDirectory(Path.of(location.replaceFirst("^file:", ""), "data")), "the data lies at the catalog's location");
+
+        // The table as the catalog keeps it: our field ids and vector column survive the catalog's create.
+        try (NativeTable table = NativeTable.load(location, options)) {
+            assertEquals(second, table.currentSnapshotId());
+            assertEquals(List.of(first, second), table.snapshots().stream().map(NativeTable.SnapshotInfo::snapshotId).toList());
+            assertTrue(table.schema(allocator).findField("embedding").getType() instanceof ArrowType.FixedSizeList);
+            assertEquals(420, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+            assertEquals(300, readNative(table.scan(allocator, TableVersion.snapshot(first), null, 64)).size());
+        }
+
+        // Apache Iceberg Java lists, loads and reads it through the same server, with identical rows.
+        assertTrue(iceberg.listTables(Namespace.of("ours")).contains(TableIdentifier.of("ours", "items")));
+        Table theirs = iceberg.loadTable(TableIdentifier.of("ours", "items"));
+        assertEquals(second, theirs.currentSnapshot().snapshotId());
+        Map<Long, Record> rows = read(IcebergGenerics.read(theirs).build());
+        assertEquals(420, rows.size());
+        for (long id = 0; id < 420; id++) {
+            assertEquals(name(id), rows.get(id).getField("name"));
+            assertEquals(id / 2.0, rows.get(id).getField("score"));
+            assertEquals(element(id, 3), ((List<?>) rows.get(id).getField("embedding")).get(3));
+        }
+        assertEquals(300, read(IcebergGenerics.read(theirs).useSnapshot(first).build()).size());
+
+        // Renamed and dropped through the catalog.
+        catalog.renameTable("ours", "items", "ours", "things");
+        assertEquals(List.of("things"), catalog.tables("ours"));
+        assertTrue(catalog.dropTable("ours", "things", true));
+        assertFalse(catalog.dropTable("ours", "things", true));
+        assertTrue(catalog.tables("ours").isEmpty());
+        assertTrue(catalog.dropNamespace("ours"));
+        assertFalse(catalog.namespaceExists("ours"));
+    }
+
+    @Test
+    void hyperStreamReadsAndAppendsToATableIcebergJavaCreated() throws Exception {
+        iceberg.createNamespace(Namespace.of("theirs"));
+        Table theirs = iceberg.createTable(TableIdentifier.of("theirs", "events"), theirSchema(), PartitionSpec.unpartitioned());
+        theirs.newAppend().appendFile(writeWithIceberg(theirs, theirs.location() + "/data/a.parquet", 0, 100)).commit();
+        RestCatalog catalog = catalog();
+        Map<String, String> options = catalog.tableOptions("theirs", "events", Map.of());
+        Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+        try (NativeTable table = NativeTable.load(theirs.location(), options)) {
+            assertEquals(100, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+            table.append(allocator, rows(allocator, 100, 150, plain));
+        }
+        theirs.refresh();
+        Map<Long, Record> rows = read(IcebergGenerics.read(theirs).build());
+        assertEquals(150, rows.size());
+        assertEquals(name(120), rows.get(120L).getField("name"));
+        assertEquals(2, theirs.history().size());
+    }
+
+    /** A HyperStream writer and an Iceberg Java writer each commit 25 times to one table at once: no commit is lost. */
+    @Test
+    void concurrentWritersOfEachKindLoseNoCommit() throws Exception {
+        iceberg.createNamespace(Namespace.of("busy"));
+        Table theirs = iceberg.createTable(TableIdentifier.of("busy", "log"), theirSchema(), PartitionSpec.unpartitioned(),
+                Map.of("commit.retry.num-retries", "100", "commit.retry.min-wait-ms", "5", "commit.retry.max-wait-ms", "100"));
+        Map<String, String> options = catalog().tableOptions("busy", "log", Map.of());
+        Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+        int commits = 25;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Callable<Void>> writers = new ArrayList<>();
+            writers.add(() -> {
+                try (NativeTable table = NativeTable.load(theirs.location(), options)) {
+                    for (int i = 0; i < commits; i++) {
+                        table.append(allocator, rows(allocator, i * 10L, i * 10L + 10, plain));
+                    }
+                }
+                return null;
+            });
+            writers.add(() -> {
+                Table mine = iceberg.loadTable(TableIdentifier.of("busy", "log"));
+                for (int i = 0; i < commits; i++) {
+                    long start = 1_000 + i * 10L;
+                    mine.newAppend().appendFile(writeWithIceberg(mine, mine.location() + "/data/j" + i + ".parquet", start, start + 10))
+                            .commit();
+                }
+                return null;
+            });
+            for (Future<Void> done : pool.invokeAll(writers)) {
+                done.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        theirs.refresh();
+        assertEquals(2 * commits, theirs.history().size(), "every commit of both writers is a snapshot");
+        assertEquals(2 * commits * 10, read(IcebergGenerics.read(theirs).build()).size());
+        try (NativeTable table = NativeTable.load(theirs.location(), options)) {
+            assertEquals(2 * commits * 10, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+        }
+    }
+
+    @Test
+    void badInputFailsNamingTheCatalogAndWhatFailed() throws Exception {
+        RestCatalog catalog = catalog();
+        NotFoundException noNamespace = assertThrows(NotFoundException.class, () -> catalog.tables("nowhere"));
+        assertTrue(noNamespace.getMessage().contains("REST catalog lake") && noNamespace.getMessage().contains("nowhere"),
+                noNamespace.getMessage());
+        catalog.createNamespace("checks", Map.of());
+        NotFoundException noTable = assertThrows(NotFoundException.class,
+                () -> NativeTable.load("", catalog.tableOptions("checks", "missing", Map.of())));
+        assertTrue(noTable.getMessage().contains("checks.missing"), noTable.getMessage());
+        assertTrue(catalog.tableLocation("checks", "missing").isEmpty());
+
+        // A table the catalog has: a second create is refused; nothing changes.
+        Map<String, String> options = catalog.tableOptions("checks", "t", Map.of());
+        Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+        try (NativeTable table = NativeTable.create("", plain, Map.of(), options, allocator)) {
+            table.append(allocator, rows(allocator, 0, 10, plain));
+        }
+        InvalidArgumentException twice = assertThrows(InvalidArgumentException.class,
+                () -> NativeTable.create("", plain, Map.of(), options, allocator).close());
+        assertTrue(twice.getMessage().contains("checks.t already exists"), twice.getMessage());
+
+        // A commit the catalog rejects (the table was dropped under the writer): an error, nothing half-committed.
+        try (NativeTable table = NativeTable.load("", options)) {
+            iceberg.dropTable(TableIdentifier.of("checks", "t"), false);
+            NotFoundException gone = assertThrows(NotFoundException.class, () -> table.append(allocator, rows(allocator, 10, 20, plain)));
+            assertTrue(gone.getMessage().contains("checks.t"), gone.getMessage());
+        }
+        assertFalse(iceberg.tableExists(TableIdentifier.of("checks", "t")));
+
+        // A server nobody runs.
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        RestCatalog down = new RestCatalog("offline", Map.of("uri", "http://127.0.0.1:" + port));
+        HyperStreamIOException unreachable = assertThrows(HyperStreamIOException.class, down::namespaces);
+        assertTrue(unreachable.getMessage().contains("REST catalog offline at http://127.0.0.1:" + port), unreachable.getMessage());
+
+        // Credentials the token endpoint refuses.
+        HttpServer refusing = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        refusing.createContext("/", exchange -> {
+            byte[] body = "{\"error\":\"invalid_client\",\"error_description\":\"bad secret\"}".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(401, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        refusing.start();
+        try {
+            Map<String, String> bad = new HashMap<>(server.settings());
+            bad.put("credential", "client:wrong");
+            bad.put("oauth2-server-uri", "http://127.0.0.1:" + refusing.getAddress().getPort() + "/token");
+            InvalidArgumentException refused = assertThrows(InvalidArgumentException.class,
+                    () -> new RestCatalog("guarded", bad).namespaces());
+            assertTrue(refused.getMessage().contains("REST catalog guarded") && refused.getMessage().contains("refused the client credentials")
+                    && refused.getMessage().contains("401"), refused.getMessage());
+        } finally {
+            refusing.stop(0);
+        }
+        InvalidArgumentException unknown = assertThrows(InvalidArgumentException.class,
+                () -> new RestCatalog("typo", Map.of("uri", server.uri(), "warehous", "w")));
+        assertTrue(unknown.getMessage().contains("unknown setting 'warehous'"), unknown.getMessage());
+    }
+}
