@@ -155,9 +155,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_dropTableNative<'l>(
         if purge {
             let storage =
                 crate::storage::Storage::open(&loaded.metadata.location, &storage_options(&loaded.config, &options))?;
-            for path in storage.list("")? {
-                storage.delete(&path)?;
-            }
+            storage.delete_table_files()?;
         }
         Ok(true)
     })

@@ -1,12 +1,14 @@
 package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
+import io.hyperstream.jni.Catalog;
 import io.hyperstream.jni.CatalogRoot;
 import io.hyperstream.jni.InvalidArgumentException;
 import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.LocalFiles;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.NotFoundException;
+import io.hyperstream.jni.RestCatalog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -53,19 +55,48 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code CREATE NAMESPACE}, {@code CREATE TABLE ... USING hyperstream} (vector columns by the table
  * property {@code vector.<column>.dimension}), CTAS, {@code INSERT INTO}, {@code SELECT ... VERSION AS
  * OF <snapshot id>} / {@code TIMESTAMP AS OF}, {@code DESCRIBE}, {@code SHOW TABLES} and {@code DROP
- * TABLE} work in SQL (local directories for now). Every namespace and table name is checked by
- * {@link CatalogRoot} before it becomes a path; a refused one fails as Spark's own error for a bad
- * name and changes nothing.
+ * TABLE} work in SQL. Every namespace and table name is checked by {@link CatalogRoot} before it
+ * becomes a path; a refused one fails as Spark's own error for a bad name and changes nothing.
+ *
+ * <p>With {@code type=rest} and {@code uri} (and {@code warehouse}, {@code credential} or {@code token},
+ * {@code prefix}: the names Iceberg's own Spark catalog takes, so a catalog definition switches over by
+ * its class), namespaces and tables are an Iceberg REST catalog's ({@link RestCatalog}): tables are
+ * created, committed, renamed and dropped through it, at the locations it gives.
  */
 public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces {
     private String name = "hyperstream";
-    private CatalogRoot root;
+    /** Where the tables are: a directory ({@code root}) or a REST catalog ({@code type=rest}); null: functions only. */
+    private Catalog tables;
 
+    /**
+     * {@code root=<directory>}: the directory catalog; {@code type=rest} with {@code uri}, {@code warehouse},
+     * {@code credential} or {@code token}, {@code prefix}, {@code oauth2-server-uri}, {@code scope} (the names
+     * Iceberg's own Spark catalog takes): an Iceberg REST catalog; {@code storage.<key>}: object-store options
+     * for its tables beside the ones the catalog gives.
+     */
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
         this.name = name;
+        String type = options.getOrDefault("type", "").trim().toLowerCase(Locale.ROOT);
         String dir = options.get("root");
-        this.root = dir == null || dir.isBlank() ? null : new CatalogRoot(Path.of(dir));
+        if (type.equals("rest")) {
+            Map<String, String> settings = new HashMap<>();
+            Map<String, String> storage = new HashMap<>();
+            options.asCaseSensitiveMap().forEach((key, value) -> {
+                String k = key.toLowerCase(Locale.ROOT);
+                if (RestCatalog.SETTINGS.contains(k)) {
+                    settings.put(k, value);
+                } else if (k.startsWith("storage.")) {
+                    storage.put(key.substring("storage.".length()), value);
+                }
+            });
+            this.tables = new RestCatalog(name, settings, storage);
+        } else if (type.isEmpty() || type.equals("hadoop") || type.equals("filesystem")) {
+            this.tables = dir == null || dir.isBlank() ? null : new CatalogRoot(Path.of(dir));
+        } else {
+            throw new IllegalArgumentException("catalog " + name + ": type must be 'rest' (an Iceberg REST catalog) or "
+                    + "left out (a directory catalog under root), got '" + options.get("type") + "'");
+        }
     }
 
     @Override
@@ -88,19 +119,19 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         return VectorFunctions.unbound(function);
     }
 
-    // ---- namespaces: the directories under the root
+    // ---- namespaces
 
-    private CatalogRoot root() {
-        if (root == null) {
+    private Catalog tables() {
+        if (tables == null) {
             throw new UnsupportedOperationException("catalog " + name + " has no tables: set spark.sql.catalog." + name
-                    + ".root to a directory to keep HyperStream tables in it");
+                    + ".root to a directory, or spark.sql.catalog." + name + ".type=rest and .uri to an Iceberg REST catalog");
         }
-        return root;
+        return tables;
     }
 
     /**
-     * Runs {@code resolve}, a name turned into a path by {@link CatalogRoot}; a refused name fails as
-     * Spark's own error for a bad table or namespace name, the reason attached.
+     * Runs {@code resolve} on a name the catalog checks (a directory catalog turns names into paths);
+     * a refused name fails as Spark's own error for a bad table or namespace name, the reason attached.
      */
     private static <T> T checked(String name, Supplier<T> resolve) {
         try {
@@ -124,20 +155,17 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         throw (E) error;
     }
 
-    private Path namespaceDir(String[] namespace) throws NoSuchNamespaceException {
-        if (namespace.length != 1 || root == null) {
+    /** The namespace's one part, when it exists. */
+    private String existingNamespace(String[] namespace) throws NoSuchNamespaceException {
+        if (namespace.length != 1 || tables == null || !checked(namespace[0], () -> tables.namespaceExists(namespace[0]))) {
             throw new NoSuchNamespaceException(namespace);
         }
-        Optional<Path> dir = checked(namespace[0], () -> root.existingNamespace(namespace[0]));
-        if (dir.isEmpty()) {
-            throw new NoSuchNamespaceException(namespace);
-        }
-        return dir.get();
+        return namespace[0];
     }
 
     @Override
     public String[][] listNamespaces() {
-        return root == null ? new String[0][] : root.namespaces().stream().map(n -> new String[] {n}).toArray(String[][]::new);
+        return tables == null ? new String[0][] : tables.namespaces().stream().map(n -> new String[] {n}).toArray(String[][]::new);
     }
 
     @Override
@@ -145,29 +173,22 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         if (namespace.length == 0) {
             return listNamespaces();
         }
-        namespaceDir(namespace);
+        existingNamespace(namespace);
         return new String[0][];
     }
 
     @Override
     public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
-        return Map.of("location", namespaceDir(namespace).toString());
+        return tables.namespaceProperties(existingNamespace(namespace));
     }
 
     @Override
     public void createNamespace(String[] namespace, Map<String, String> metadata) throws NamespaceAlreadyExistsException {
         if (namespace.length != 1) {
-            throw new IllegalArgumentException("HyperStream namespaces are one level deep (a directory under the root), got "
-                    + String.join(".", namespace));
+            throw new IllegalArgumentException("HyperStream namespaces are one level deep, got " + String.join(".", namespace));
         }
-        Path dir = checked(namespace[0], () -> root().namespace(namespace[0]));
-        if (Files.exists(dir)) {
+        if (!checked(namespace[0], () -> tables().createNamespace(namespace[0], metadata))) {
             throw new NamespaceAlreadyExistsException(namespace);
-        }
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("creating namespace directory " + dir, e);
         }
     }
 
@@ -176,31 +197,38 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         throw new UnsupportedOperationException("HyperStream namespaces have no properties to alter");
     }
 
-    /** Without CASCADE, a namespace directory that holds anything at all (a file too) is not dropped. */
+    /** Without CASCADE, a namespace that holds anything at all (a file of a directory catalog too) is not dropped. */
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
-        Path dir = namespaceDir(namespace);
-        if (!cascade && !CatalogRoot.isEmpty(dir)) {
+        String found = existingNamespace(namespace);
+        if (!cascade && !tables.namespaceIsEmpty(found)) {
             throw new NonEmptyNamespaceException(namespace);
         }
-        LocalFiles.deleteTree(dir);
-        return true;
+        return tables.dropNamespace(found);
     }
 
-    // ---- tables: the table directories of a namespace
+    // ---- tables
 
-    /** The table's directory, checked, or null when the identifier cannot name a table of this catalog. */
-    private Path tableDir(Identifier ident) {
-        if (root == null || ident.namespace().length != 1) {
-            return null;
+    /** The table when the identifier names one of this catalog's. */
+    private Optional<Catalog.TableRef> table(Identifier ident) {
+        if (tables == null || ident.namespace().length != 1) {
+            return Optional.empty();
         }
-        return checked(ident.namespace()[0] + "." + ident.name(), () -> root.table(ident.namespace()[0], ident.name()));
+        return checked(ident.namespace()[0] + "." + ident.name(), () -> tables.tableRef(ident.namespace()[0], ident.name()));
+    }
+
+    /** The path options of a table the catalog gave. */
+    private static PathOptions pathOptions(Catalog.TableRef ref, Map<String, String> travel) {
+        Map<String, String> options = new HashMap<>(travel);
+        options.put("path", ref.location());
+        ref.options().forEach((key, value) -> options.put("storage." + key, value));
+        return PathOptions.from(options);
     }
 
     @Override
     public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-        namespaceDir(namespace);
-        return root.tables(namespace[0]).stream().map(t -> Identifier.of(namespace, t)).toArray(Identifier[]::new);
+        String found = existingNamespace(namespace);
+        return tables.tables(found).stream().map(t -> Identifier.of(namespace, t)).toArray(Identifier[]::new);
     }
 
     @Override
@@ -221,13 +249,8 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     }
 
     private Table load(Identifier ident, Map<String, String> travel) throws NoSuchTableException {
-        Path dir = tableDir(ident);
-        if (dir == null || !CatalogRoot.isTable(dir)) {
-            throw new NoSuchTableException(ident);
-        }
-        Map<String, String> options = new HashMap<>(travel);
-        options.put("path", dir.toString());
-        PathOptions path = PathOptions.from(options);
+        Catalog.TableRef ref = table(ident).orElseThrow(() -> new NoSuchTableException(ident));
+        PathOptions path = pathOptions(ref, travel);
         try (NativeTable latest = NativeTable.load(path.path(), path.storage())) {
             // The table exists; a version of it that does not fails below, by name.
         } catch (NotFoundException missing) {
@@ -242,11 +265,9 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     @Override
     public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
             throws TableAlreadyExistsException, NoSuchNamespaceException {
-        namespaceDir(ident.namespace());
-        Path dir = tableDir(ident);
-        if (Files.exists(dir)) {
-            throw new TableAlreadyExistsException(ident);
-        }
+        String namespace = existingNamespace(ident.namespace());
+        Catalog.TableRef target = checked(namespace + "." + ident.name(), () -> tables.newTable(namespace, ident.name()))
+                .orElseThrow(() -> new TableAlreadyExistsException(ident));
         Map<String, Integer> vectors = new HashMap<>();
         Map<String, String> kept = new HashMap<>();
         Map<String, String> vectorIndexes = new HashMap<>();
@@ -278,27 +299,26 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             kept.put(NativeTable.PARTITIONING, HyperStreamPathTable.partitioning(partitions));
         }
         try (BufferAllocator allocator = Allocators.child("spark-create");
-                NativeTable table = NativeTable.create(dir.toString(), SparkTypes.toArrowSchema(schema, vectors), kept,
-                        Map.of(), allocator)) {
+                NativeTable table = NativeTable.create(target.location(), SparkTypes.toArrowSchema(schema, vectors), kept,
+                        target.options(), allocator)) {
             vectorIndexes.forEach((column, definition) -> HyperStreamWrite.applyVectorIndex(table, column, definition));
-            return new HyperStreamPathTable(PathOptions.from(Map.of("path", dir.toString())),
-                    SparkTypes.toStructType(table.schema(allocator)));
+            Catalog.TableRef created = tables.tableRef(namespace, ident.name()).orElseThrow(() -> new NoSuchTableException(ident));
+            return new HyperStreamPathTable(pathOptions(created, Map.of()), SparkTypes.toStructType(table.schema(allocator)));
+        } catch (NoSuchTableException dropped) {
+            throw new IllegalStateException("table " + ident + " was dropped while it was created", dropped);
         }
     }
 
     @Override
     public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
-        Path dir = tableDir(ident);
-        if (dir == null || !CatalogRoot.isTable(dir)) {
-            throw new NoSuchTableException(ident);
-        }
+        Catalog.TableRef ref = table(ident).orElseThrow(() -> new NoSuchTableException(ident));
         // Every change is checked before the first is committed (each commits on its own).
         List<java.util.function.Consumer<NativeTable>> steps = new ArrayList<>();
         try (BufferAllocator allocator = Allocators.child("spark-alter")) {
             for (TableChange change : changes) {
                 steps.add(step(ident, change, allocator));
             }
-            try (NativeTable table = NativeTable.load(dir.toString(), Map.of())) {
+            try (NativeTable table = NativeTable.load(ref.location(), ref.options())) {
                 for (java.util.function.Consumer<NativeTable> step : steps) {
                     step.accept(table);
                 }
@@ -368,23 +388,31 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
 
     @Override
     public boolean dropTable(Identifier ident) {
-        Path dir = tableDir(ident);
-        if (dir == null || !CatalogRoot.isTable(dir)) {
-            return false;
-        }
-        LocalFiles.deleteTree(dir);
-        return true;
+        return table(ident).isPresent() && tables.dropTable(ident.namespace()[0], ident.name());
     }
 
     @Override
-    public void renameTable(Identifier from, Identifier to) {
-        throw new UnsupportedOperationException("renaming HyperStream tables is not supported yet");
+    public void renameTable(Identifier from, Identifier to) throws NoSuchTableException, TableAlreadyExistsException {
+        if (table(from).isEmpty()) {
+            throw new NoSuchTableException(from);
+        }
+        if (to.namespace().length == 2 && to.namespace()[0].equals(name)) {
+            // RENAME TO <catalog>.<namespace>.<table>: Spark passes the new name as written.
+            to = Identifier.of(new String[] {to.namespace()[1]}, to.name());
+        }
+        if (to.namespace().length != 1) {
+            throw new IllegalArgumentException("HyperStream namespaces are one level deep, got " + String.join(".", to.namespace()));
+        }
+        if (table(to).isPresent()) {
+            throw new TableAlreadyExistsException(to);
+        }
+        tables.renameTable(from.namespace()[0], from.name(), to.namespace()[0], to.name());
     }
 
 
     @Override
     public String toString() {
-        return "HyperStreamCatalog(" + name + (root == null ? "" : ", root " + root) + ", functions "
+        return "HyperStreamCatalog(" + name + (tables == null ? "" : ", " + tables) + ", functions "
                 + Arrays.toString(listFunctions(new String[0])) + ")";
     }
 }

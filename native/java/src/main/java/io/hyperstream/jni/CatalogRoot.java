@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -21,7 +22,7 @@ import java.util.stream.Stream;
  * wrong, before anything on disk changes. Path-based access (a table location the user gives) does
  * not come through here: that path is the user's own choice.
  */
-public final class CatalogRoot {
+public final class CatalogRoot implements Catalog {
     /** The directory that makes a table directory a table. */
     private static final String METADATA = "metadata";
 
@@ -67,8 +68,67 @@ public final class CatalogRoot {
         return Optional.of(namespace(name)).filter(dir -> Files.isDirectory(dir) && !isTable(dir));
     }
 
+    @Override
     public boolean namespaceExists(String name) {
         return existingNamespace(name).isPresent();
+    }
+
+    @Override
+    public Map<String, String> namespaceProperties(String name) {
+        return Map.of("location", existingNamespace(name)
+                .orElseThrow(() -> new NotFoundException("schema " + name + " does not exist under " + root)).toString());
+    }
+
+    @Override
+    public boolean createNamespace(String name, Map<String, String> properties) {
+        Path dir = namespace(name);
+        if (Files.exists(dir)) {
+            return false;
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new HyperStreamIOException("creating namespace directory " + dir + ": " + e.getMessage(), e);
+        }
+        return true;
+    }
+
+    /** Whether the namespace's directory holds nothing at all, files included. */
+    @Override
+    public boolean namespaceIsEmpty(String name) {
+        return isEmpty(namespace(name));
+    }
+
+    @Override
+    public boolean dropNamespace(String name) {
+        Optional<Path> dir = existingNamespace(name);
+        dir.ifPresent(LocalFiles::deleteTree);
+        return dir.isPresent();
+    }
+
+    @Override
+    public Optional<TableRef> tableRef(String namespace, String table) {
+        return existingTable(namespace, table).map(dir -> new TableRef(dir.toString(), Map.of()));
+    }
+
+    @Override
+    public Optional<TableRef> newTable(String namespace, String table) {
+        Path dir = table(namespace, table);
+        return Files.exists(dir) ? Optional.empty() : Optional.of(new TableRef(dir.toString(), Map.of()));
+    }
+
+    @Override
+    public boolean dropTable(String namespace, String table) {
+        Optional<Path> dir = existingTable(namespace, table);
+        dir.ifPresent(LocalFiles::deleteTree);
+        return dir.isPresent();
+    }
+
+    /** Not supported: table metadata names its files by absolute path, which a moved directory breaks. */
+    @Override
+    public void renameTable(String namespace, String table, String toNamespace, String toTable) {
+        throw new UnsupportedOperationException("renaming tables of a directory catalog is not supported: their "
+                + "metadata names files by absolute path; keep tables in a REST catalog to rename them");
     }
 
     public static boolean isTable(Path dir) {
@@ -76,12 +136,14 @@ public final class CatalogRoot {
     }
 
     /** The namespaces: directories under the root that are not tables and whose names pass the rule. */
+    @Override
     public List<String> namespaces() {
         return children(root).stream().filter(p -> !isTable(p)).map(CatalogRoot::name)
                 .filter(CatalogRoot::allowed).toList();
     }
 
     /** The tables of namespace {@code name} (none when it does not exist). */
+    @Override
     public List<String> tables(String name) {
         return children(namespace(name)).stream().filter(CatalogRoot::isTable).map(CatalogRoot::name)
                 .filter(CatalogRoot::allowed).toList();

@@ -23,7 +23,7 @@ import java.util.TreeMap;
  * opens the table, on any node, reaches the same catalog. Namespaces here are one level deep, as a
  * Spark namespace or a Trino schema of this catalog.
  */
-public final class RestCatalog {
+public final class RestCatalog implements Catalog {
     /** The settings an engine passes, by the names Iceberg's REST catalog takes them. */
     public static final Set<String> SETTINGS = Set.of("uri", "warehouse", "prefix", "credential", "token",
             "oauth2-server-uri", "scope");
@@ -31,13 +31,21 @@ public final class RestCatalog {
     private final String name;
     /** The native library's {@code catalog.*} options. */
     private final Map<String, String> options;
+    /** The engine's own object-store options, beside the catalog's storage settings for each table. */
+    private final Map<String, String> storage;
 
     /**
      * The catalog the engine calls {@code name}, with {@code settings} (keys of {@link #SETTINGS};
      * {@code uri} is required). Unknown keys fail by name; nothing is contacted until first use.
      */
     public RestCatalog(String name, Map<String, String> settings) {
+        this(name, settings, Map.of());
+    }
+
+    /** As above, with the engine's own object-store options {@code storage} for every table. */
+    public RestCatalog(String name, Map<String, String> settings, Map<String, String> storage) {
         this.name = name;
+        this.storage = Map.copyOf(storage);
         Map<String, String> options = new TreeMap<>();
         options.put("catalog.type", "rest");
         options.put("catalog.name", name);
@@ -62,17 +70,20 @@ public final class RestCatalog {
     }
 
     /** The top-level namespaces (those of one level). */
+    @Override
     public List<String> namespaces() {
         NativeLibrary.load();
         return Arrays.stream(namespacesNative(settings(), new String[0])).filter(n -> n.indexOf('\u001f') < 0).toList();
     }
 
+    @Override
     public boolean namespaceExists(String namespace) {
         NativeLibrary.load();
         return namespaceExistsNative(settings(), levels(namespace));
     }
 
     /** The namespace's properties ({@code location}, ...); {@link NotFoundException} when there is none. */
+    @Override
     public Map<String, String> namespaceProperties(String namespace) {
         NativeLibrary.load();
         String[] flat = namespacePropertiesNative(settings(), levels(namespace));
@@ -84,18 +95,29 @@ public final class RestCatalog {
     }
 
     /** Creates the namespace; false when it exists. */
+    @Override
     public boolean createNamespace(String namespace, Map<String, String> properties) {
         NativeLibrary.load();
         return createNamespaceNative(settings(), levels(namespace), NativeTable.flatten(properties));
     }
 
-    /** Drops an empty namespace; false when there is none, {@link InvalidArgumentException} when it is not empty. */
+    @Override
+    public boolean namespaceIsEmpty(String namespace) {
+        return tables(namespace).isEmpty();
+    }
+
+    /** Drops the namespace with its tables (their files too); false when there is none. */
+    @Override
     public boolean dropNamespace(String namespace) {
-        NativeLibrary.load();
+        if (!namespaceExists(namespace)) {
+            return false;
+        }
+        tables(namespace).forEach(table -> dropTable(namespace, table));
         return dropNamespaceNative(settings(), levels(namespace));
     }
 
     /** The tables of the namespace; {@link NotFoundException} when there is no such namespace. */
+    @Override
     public List<String> tables(String namespace) {
         NativeLibrary.load();
         return List.of(tablesNative(settings(), levels(namespace)));
@@ -107,12 +129,34 @@ public final class RestCatalog {
         return Optional.ofNullable(tableLocationNative(settings(), levels(namespace), table));
     }
 
+    @Override
+    public Optional<TableRef> tableRef(String namespace, String table) {
+        return tableLocation(namespace, table).map(location -> new TableRef(location, tableOptions(namespace, table, storage)));
+    }
+
+    /** A new table goes where the catalog puts it (an empty location asks the catalog for one). */
+    @Override
+    public Optional<TableRef> newTable(String namespace, String table) {
+        if (!namespaceExists(namespace)) {
+            throw new NotFoundException("REST catalog " + name + ": namespace " + namespace + " does not exist");
+        }
+        return tableLocation(namespace, table).isPresent() ? Optional.empty()
+                : Optional.of(new TableRef("", tableOptions(namespace, table, storage)));
+    }
+
+    /** Drops the table with its files. */
+    @Override
+    public boolean dropTable(String namespace, String table) {
+        return dropTable(namespace, table, true);
+    }
+
     /** Drops the table (its files too with {@code purge}); false when there is none. */
     public boolean dropTable(String namespace, String table, boolean purge) {
         NativeLibrary.load();
         return dropTableNative(settings(), levels(namespace), table, purge);
     }
 
+    @Override
     public void renameTable(String namespace, String table, String toNamespace, String toTable) {
         NativeLibrary.load();
         renameTableNative(settings(), levels(namespace), table, levels(toNamespace), toTable);

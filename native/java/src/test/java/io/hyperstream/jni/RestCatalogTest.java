@@ -131,6 +131,7 @@ class RestCatalogTest {
         catalog.renameTable("ours", "items", "ours", "things");
         assertEquals(List.of("things"), catalog.tables("ours"));
         assertTrue(catalog.dropTable("ours", "things", true));
+        assertFalse(Files.exists(Path.of(location)), "the table's files are gone with it");
         assertFalse(catalog.dropTable("ours", "things", true));
         assertTrue(catalog.tables("ours").isEmpty());
         assertTrue(catalog.dropNamespace("ours"));

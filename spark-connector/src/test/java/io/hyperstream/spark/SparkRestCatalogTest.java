@@ -1,0 +1,130 @@
+package io.hyperstream.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hyperstream.jni.Catalog;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.RestCatalog;
+import io.hyperstream.jni.RestCatalogTestServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A Spark catalog of HyperStream tables kept in an Iceberg REST catalog (Apache Iceberg's own REST
+ * server, in a process of its own on loopback): defined as Iceberg's Spark catalog is
+ * ({@code type=rest}, {@code uri}), with SQL DDL, INSERT, time travel and vector top-k on its tables.
+ */
+class SparkRestCatalogTest {
+    private static SparkSession spark;
+    private static RestCatalogTestServer server;
+
+    @TempDir
+    static Path dir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RestCatalogTestServer.start(dir.resolve("server"));
+        spark = LocalSpark.start("hyperstream-rest-catalog-test");
+        spark.conf().set("spark.sql.catalog.lake", HyperStreamCatalog.class.getName());
+        spark.conf().set("spark.sql.catalog.lake.type", "rest");
+        spark.conf().set("spark.sql.catalog.lake.uri", server.uri());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spark != null) {
+            spark.stop();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static List<Row> sql(String query) {
+        return spark.sql(query).collectAsList();
+    }
+
+    /** What the catalog service itself answers for {@code path} (under {@code /v1/}). */
+    private static String catalogSays(String path) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(server.uri() + "/v1/" + path)).build(), HttpResponse.BodyHandlers.ofString());
+        return response.statusCode() + " " + response.body();
+    }
+
+    @Test
+    void tablesLiveInTheRestCatalog() throws Exception {
+        sql("CREATE NAMESPACE lake.shop");
+        assertTrue(catalogSays("namespaces").contains("[\"shop\"]"));
+        sql("CREATE TABLE lake.shop.items (id BIGINT NOT NULL, name STRING, embedding ARRAY<FLOAT>) USING hyperstream "
+                + "TBLPROPERTIES ('vector.embedding.dimension' = '4', 'hyperstream.index.columns' = 'id')");
+        sql("INSERT INTO lake.shop.items SELECT id, concat('item-', id), array(float(id), float(1), float(-id), float(2)) "
+                + "FROM range(0, 200, 1, 2)");
+        long first;
+        Catalog.TableRef ref = new RestCatalog("lake", java.util.Map.of("uri", server.uri())).tableRef("shop", "items").orElseThrow();
+        try (NativeTable opened = NativeTable.load(ref.location(), ref.options())) {
+            first = opened.currentSnapshotId();
+        }
+        sql("INSERT INTO lake.shop.items SELECT id, concat('item-', id), array(float(id), float(1), float(-id), float(2)) "
+                + "FROM range(200, 300)");
+
+        // The catalog service has the table, at a location under its warehouse, where our files are.
+        String table = catalogSays("namespaces/shop/tables/items");
+        assertTrue(table.startsWith("200 ") && table.contains("\"metadata-location\""), table);
+        Path location = Path.of(ref.location().replaceFirst("^file:", ""));
+        assertTrue(location.startsWith(server.warehouse()), location + " under " + server.warehouse());
+        try (var files = Files.walk(location.resolve("data"))) {
+            assertTrue(files.anyMatch(p -> p.toString().endsWith(".parquet")), "data files under the catalog's location");
+        }
+
+        assertEquals(List.of("items"), sql("SHOW TABLES IN lake.shop").stream().map(r -> r.getString(1)).toList());
+        assertEquals(300L, sql("SELECT count(*) FROM lake.shop.items").get(0).getLong(0));
+        assertEquals(200L, sql("SELECT count(*) FROM lake.shop.items VERSION AS OF " + first).get(0).getLong(0));
+        assertEquals("item-42", sql("SELECT name FROM lake.shop.items WHERE id = 42").get(0).getString(0));
+        List<Long> nearest = sql("SELECT id FROM lake.shop.items ORDER BY hyperstream.l2_distance(embedding, "
+                + "array(7.0, 1.0, -7.0, 2.0)) LIMIT 3").stream().map(r -> r.getLong(0)).toList();
+        assertEquals(7L, nearest.get(0));
+        assertEquals(java.util.Set.of(6L, 8L), java.util.Set.copyOf(nearest.subList(1, 3)));
+
+        // Schema changes commit through the catalog.
+        sql("ALTER TABLE lake.shop.items ADD COLUMNS (price DOUBLE)");
+        assertTrue(catalogSays("namespaces/shop/tables/items").contains("\"price\""));
+        sql("INSERT INTO lake.shop.items SELECT 1000, 'new', array(float(0), float(0), float(0), float(0)), 9.5");
+        assertEquals(9.5, sql("SELECT price FROM lake.shop.items WHERE id = 1000").get(0).getDouble(0));
+
+        sql("ALTER TABLE lake.shop.items RENAME TO lake.shop.products");
+        assertEquals(301L, sql("SELECT count(*) FROM lake.shop.products").get(0).getLong(0));
+        assertTrue(catalogSays("namespaces/shop/tables/items").startsWith("404"));
+
+        String nonEmpty = assertThrows(Exception.class, () -> sql("DROP NAMESPACE lake.shop")).getMessage();
+        assertTrue(nonEmpty.contains("shop"), nonEmpty);
+        sql("DROP TABLE lake.shop.products");
+        assertTrue(catalogSays("namespaces/shop/tables/products").startsWith("404"));
+        assertFalse(Files.exists(location), "the table's files are gone with it");
+        sql("DROP NAMESPACE lake.shop");
+        assertFalse(catalogSays("namespaces").contains("shop"));
+    }
+
+    @Test
+    void missingNamesFailAsSparksOwnErrors() {
+        String noNamespace = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.nowhere.t (id BIGINT) USING hyperstream"))
+                .getClass().getSimpleName();
+        assertEquals("NoSuchNamespaceException", noNamespace);
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.empty");
+        String noTable = assertThrows(Exception.class, () -> sql("SELECT * FROM lake.empty.missing")).getMessage();
+        assertTrue(noTable.contains("TABLE_OR_VIEW_NOT_FOUND"), noTable);
+    }
+}
