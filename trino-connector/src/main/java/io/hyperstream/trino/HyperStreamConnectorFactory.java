@@ -15,7 +15,7 @@ public final class HyperStreamConnectorFactory implements ConnectorFactory {
 
     @Override
     public Connector create(String catalogName, Map<String, String> properties, ConnectorContext context) {
-        HyperStreamConfig config = HyperStreamConfig.from(properties);
+        HyperStreamConfig config = HyperStreamConfig.from(catalogName, properties);
         // Load now, in the plugin's class loader, so a missing library fails the catalog, not a query.
         NativeLibrary.load();
         config.applyWriteMemoryLimit();

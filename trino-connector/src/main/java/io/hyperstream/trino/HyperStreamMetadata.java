@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.named;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
@@ -64,7 +66,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         this.config = config;
         this.schemas = new Schemas(config);
         this.pushdowns = new Pushdowns(catalogName);
-        this.changes = new TableChanges(schemas);
+        this.changes = new TableChanges(schemas, config);
     }
 
     @Override
@@ -128,7 +130,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     ? new HyperStreamArrayHandle(name.getSchemaName(), name.getTableName(), arrays.get().toString()) : null;
         }
         if (!name.getSchemaName().equals(SAMPLE_SCHEMA)) {
-            Optional<Path> location = config.storedTable(name);
+            Optional<Catalog.TableRef> location = config.storedTable(name);
             if (location.isEmpty()) {
                 return null;
             }
@@ -142,8 +144,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                     .map(v -> TimeTravel.epochMillis(session, v)).orElse(null);
             return nativeCall(() -> {
                 // An unknown snapshot, or a time before the first one, fails here with NOT_FOUND.
-                try (NativeTable table = NativeTable.loadAt(location.get().toString(), Map.of(), new TableVersion(requested, asOfMillis))) {
-                    return HyperStreamTableHandle.stored(name, location.get().toString(), table.currentSnapshotId(),
+                try (NativeTable table = location.get().open(new TableVersion(requested, asOfMillis))) {
+                    return HyperStreamTableHandle.stored(name, location.get(), table.currentSnapshotId(),
                             endVersion.isPresent());
                 }
             });
@@ -165,7 +167,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             return Optional.empty();
         }
         SchemaTableName base = new SchemaTableName(name.getSchemaName(), table.substring(0, table.length() - "$snapshots".length()));
-        return config.storedTable(base).map(location -> new SnapshotsTable(base, location.toString()));
+        return config.storedTable(base).map(stored -> new SnapshotsTable(base, stored));
     }
 
     @Override
@@ -248,7 +250,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
             }
             List<io.trino.spi.type.Type> types = columns.stream().map(c -> ((HyperStreamColumnHandle) c).type()).toList();
             return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
-                    stored.schemaName(), stored.tableName()), stored.location(), types);
+                    stored.schemaName(), stored.tableName()), stored.location(), stored.storage(), types);
         }
         HyperStreamArrayHandle array = (HyperStreamArrayHandle) table;
         HyperStreamArrayInsertHandle insert = ArrayTables.beginInsert(array, columns);
@@ -260,7 +262,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     public Optional<ConnectorOutputMetadata> finishInsert(ConnectorSession session, ConnectorInsertTableHandle insert,
             List<ConnectorTableHandle> sourceTables, Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
         if (insert instanceof HyperStreamTableInsertHandle stored) {
-            TableChanges.commitDataFiles(stored.location(), fragments);
+            TableChanges.commitDataFiles(stored.target(), fragments);
             return Optional.empty();
         }
         ArrayTables.finishInsert((HyperStreamArrayInsertHandle) insert, fragments);
@@ -363,6 +365,6 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public void dropTable(ConnectorSession session, ConnectorTableHandle table) {
-        TableChanges.drop(table);
+        changes.drop(table);
     }
 }

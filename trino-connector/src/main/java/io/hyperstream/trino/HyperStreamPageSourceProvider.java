@@ -30,7 +30,7 @@ final class HyperStreamPageSourceProvider implements ConnectorPageSourceProvider
         if (table instanceof HyperStreamTableHandle handle && handle.countStar()) {
             // One row: the snapshot's row count, from its manifests and delete files.
             long rows = HyperStreamErrorCode.nativeCall(() -> {
-                try (io.hyperstream.jni.NativeTable stored = io.hyperstream.jni.NativeTable.load(handle.location(), java.util.Map.of())) {
+                try (io.hyperstream.jni.NativeTable stored = handle.table().open()) {
                     return stored.rowCount(handle.version());
                 }
             });

@@ -62,7 +62,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
      */
     private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter, long splitRows) {
         String[][] splits = nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(handle.location(), java.util.Map.of())) {
+            try (NativeTable stored = handle.table().open()) {
                 if (handle.snapshotId() < 0) {
                     return new String[0][];
                 }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.hyperstream.jni.Catalog;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.predicate.TupleDomain;
@@ -29,6 +30,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("dimension") int dimension,
         @JsonProperty("seed") long seed,
         @JsonProperty("location") String location,
+        @JsonProperty("storage") java.util.Map<String, String> storage,
         @JsonProperty("snapshotId") long snapshotId,
         @JsonProperty("travel") boolean travel,
         @JsonProperty("constraint") TupleDomain<HyperStreamColumnHandle> constraint,
@@ -46,49 +48,51 @@ public record HyperStreamTableHandle(
         requireNonNull(tableName, "tableName is null");
         constraint = constraint == null ? TupleDomain.all() : constraint;
         expressions = expressions == null ? List.of() : List.copyOf(expressions);
+        storage = storage == null ? java.util.Map.of() : java.util.Map.copyOf(storage);
         if (topK > 0 && distance == null) {
             throw new IllegalArgumentException("a top-k needs a distance");
         }
     }
 
-    static HyperStreamTableHandle stored(SchemaTableName name, String location, long snapshotId, boolean travel) {
-        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, location, snapshotId, travel,
+    static HyperStreamTableHandle stored(SchemaTableName name, Catalog.TableRef table, long snapshotId, boolean travel) {
+        return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, table.location(), table.options(),
+                snapshotId, travel,
                 TupleDomain.all(), List.of(), null, 0, false, 0, false, null);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, -1, false, TupleDomain.all(), List.of(), null, 0, false, 0, false, null);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, null, -1, false, TupleDomain.all(), List.of(), null, 0, false, 0, false, null);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
                 newConstraint, newExpressions, distance, topK, nullsFirst, limit, countStar, null);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
                 constraint, expressions, newDistance, topK, nullsFirst, limit, countStar, pruning);
     }
 
     /** The same reading only the {@code k} rows nearest by the distance, those without one first or last. */
     HyperStreamTableHandle withTopK(long k, boolean first) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
                 constraint, expressions, distance, k, first, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
-        return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, storage, snapshotId, travel,
                 constraint, expressions, distance, topK, nullsFirst, rows, countStar, pruning);
     }
 
     HyperStreamTableHandle withCountStar() {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
                 constraint, expressions, distance, topK, nullsFirst, limit, true, pruning);
     }
 
     /** The same with what the native explain says of the filtered read (EXPLAIN shows it). */
     HyperStreamTableHandle withPruning(String newPruning) {
-        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, snapshotId, travel,
+        return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
                 constraint, expressions, distance, topK, nullsFirst, limit, countStar, newPruning);
     }
 
@@ -117,10 +121,14 @@ public record HyperStreamTableHandle(
         return snapshotId < 0 ? io.hyperstream.jni.TableVersion.CURRENT : io.hyperstream.jni.TableVersion.snapshot(snapshotId);
     }
 
+    /** The stored table: where it is and the storage options (a REST catalog's among them) that open it. */
+    Catalog.TableRef table() {
+        return new Catalog.TableRef(location, storage);
+    }
+
     /** The stored table as this handle reads it: at its snapshot's schema when it travelled, else the latest. */
     io.hyperstream.jni.NativeTable openRead() {
-        return travel ? io.hyperstream.jni.NativeTable.loadAt(location, java.util.Map.of(), io.hyperstream.jni.TableVersion.snapshot(snapshotId))
-                : io.hyperstream.jni.NativeTable.load(location, java.util.Map.of());
+        return travel ? table().open(io.hyperstream.jni.TableVersion.snapshot(snapshotId)) : table().open();
     }
 
     public SchemaTableName toSchemaTableName() {

@@ -15,11 +15,18 @@ import java.util.List;
 public record HyperStreamTableInsertHandle(
         @JsonProperty("table") SchemaTableNameRecord table,
         @JsonProperty("location") String location,
+        @JsonProperty("storage") java.util.Map<String, String> storage,
         @JsonProperty("types") List<Type> types)
         implements ConnectorInsertTableHandle, ConnectorOutputTableHandle {
     @JsonCreator
     public HyperStreamTableInsertHandle {
         types = List.copyOf(types);
+        storage = storage == null ? java.util.Map.of() : java.util.Map.copyOf(storage);
+    }
+
+    /** The stored table the rows go to. */
+    io.hyperstream.jni.Catalog.TableRef target() {
+        return new io.hyperstream.jni.Catalog.TableRef(location, storage);
     }
 
     /** A schema and table name that Jackson can carry. */

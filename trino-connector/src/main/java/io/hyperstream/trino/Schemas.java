@@ -2,11 +2,9 @@ package io.hyperstream.trino;
 
 import static io.hyperstream.trino.HyperStreamErrorCode.named;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
-import io.hyperstream.jni.CatalogRoot;
+import io.hyperstream.jni.Catalog;
 import io.trino.spi.TrinoException;
 import io.trino.spi.connector.SchemaTableName;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +12,8 @@ import java.util.Optional;
 
 /**
  * The catalog's schemas: {@code sample}, and with {@code hyperstream.root} set every directory
- * under it (a directory holding an array store is a schema of arrays), and the tables of each.
+ * under it (a directory holding an array store is a schema of arrays), or with
+ * {@code hyperstream.catalog.type=rest} every namespace of the REST catalog, and the tables of each.
  */
 final class Schemas {
     private final HyperStreamConfig config;
@@ -25,7 +24,7 @@ final class Schemas {
 
     List<String> names() {
         List<String> schemas = new ArrayList<>(List.of(HyperStreamMetadata.SAMPLE_SCHEMA));
-        config.root().ifPresent(root -> root.namespaces().stream()
+        config.tables().ifPresent(tables -> tables.namespaces().stream()
                 .filter(name -> !name.equals(HyperStreamMetadata.SAMPLE_SCHEMA)).forEach(schemas::add));
         return schemas;
     }
@@ -35,7 +34,7 @@ final class Schemas {
         if (schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA)) {
             return true;
         }
-        return config.root().isPresent() && named(() -> config.root().get().namespaceExists(schemaName));
+        return config.tables().isPresent() && named(() -> config.tables().get().namespaceExists(schemaName));
     }
 
     /** The schema's directory when it holds an array store: its arrays are the schema's tables. */
@@ -55,52 +54,50 @@ final class Schemas {
                 ArrayTables.names(arrays.get()).forEach(array -> tables.add(new SchemaTableName(schema, array)));
                 continue;
             }
-            config.root().ifPresent(root -> named(() -> root.tables(schema)).stream()
+            if (schemaName.isPresent() && !exists(schema)) {
+                continue;
+            }
+            config.tables().ifPresent(catalog -> named(() -> catalog.tables(schema)).stream()
                     .map(table -> new SchemaTableName(schema, table))
                     .forEach(tables::add));
         }
         return tables;
     }
 
-    Path directory(String schema) {
-        return config.schema(schema).orElseThrow(() -> new TrinoException(NOT_SUPPORTED,
-                "this catalog has no hyperstream.root: it holds only the sample schema"));
+    private Catalog catalog() {
+        return config.tables().orElseThrow(() -> new TrinoException(NOT_SUPPORTED,
+                "this catalog has no hyperstream.root nor hyperstream.catalog.type=rest: it holds only the sample schema"));
     }
 
     void create(String schemaName) {
-        Path dir = directory(schemaName);
-        if (schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA) || Files.exists(dir)) {
+        Catalog catalog = catalog();
+        if (schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA) || !named(() -> catalog.createNamespace(schemaName, java.util.Map.of()))) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_ALREADY_EXISTS, "schema " + schemaName + " already exists");
         }
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new TrinoException(HyperStreamErrorCode.HYPERSTREAM_IO_ERROR, "creating schema directory " + dir + ": " + e.getMessage(), e);
-        }
     }
 
-    /** Without CASCADE, a schema directory that holds anything at all (a file too) is not dropped. */
+    /** Without CASCADE, a schema that holds anything at all (a file of a directory catalog too) is not dropped. */
     void drop(String schemaName, boolean cascade) {
-        directory(schemaName); // a catalog without a root has only the sample schema
-        Path dir = named(() -> config.root().orElseThrow().existingNamespace(schemaName))
-                .filter(d -> !schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA))
-                .orElseThrow(() -> new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND,
-                        "schema " + schemaName + " does not exist"));
-        if (!cascade && !CatalogRoot.isEmpty(dir)) {
+        Catalog catalog = catalog();
+        if (schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA) || !named(() -> catalog.namespaceExists(schemaName))) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + schemaName + " does not exist");
+        }
+        if (!cascade && !catalog.namespaceIsEmpty(schemaName)) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_EMPTY, "schema " + schemaName + " is not empty");
         }
-        TableChanges.deleteTree(dir);
+        catalog.dropNamespace(schemaName);
     }
 
-    /** Where a new table goes: its schema's directory, which must exist. */
-    String newTableLocation(SchemaTableName name) {
-        Path dir = directory(name.getSchemaName());
-        if (name.getSchemaName().equals(HyperStreamMetadata.SAMPLE_SCHEMA) || !Files.isDirectory(dir)) {
+    /** Where a new table goes: in its schema, which must exist. */
+    Catalog.TableRef newTable(SchemaTableName name) {
+        Catalog catalog = catalog();
+        if (name.getSchemaName().equals(HyperStreamMetadata.SAMPLE_SCHEMA) || !exists(name.getSchemaName())) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + name.getSchemaName() + " does not exist");
         }
-        if (ArrayTables.isStore(dir)) {
+        if (arrayStore(name.getSchemaName()).isPresent()) {
             throw new TrinoException(NOT_SUPPORTED, "schema " + name.getSchemaName() + " is an array store: its tables are its arrays");
         }
-        return named(() -> config.root().orElseThrow().table(name.getSchemaName(), name.getTableName())).toString();
+        return named(() -> catalog.newTable(name.getSchemaName(), name.getTableName())).orElseThrow(() -> new TrinoException(
+                io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS, "table " + name + " already exists"));
     }
 }

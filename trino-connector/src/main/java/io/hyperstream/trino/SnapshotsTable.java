@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.type.BigintType.BIGINT;
 import static io.trino.spi.type.DateTimeEncoding.packDateTimeWithZone;
@@ -22,9 +24,9 @@ import java.util.Map;
 /** {@code "<table>$snapshots"}: the snapshot history of a stored table, oldest first. */
 final class SnapshotsTable implements SystemTable {
     private final ConnectorTableMetadata metadata;
-    private final String location;
+    private final Catalog.TableRef location;
 
-    SnapshotsTable(SchemaTableName table, String location) {
+    SnapshotsTable(SchemaTableName table, Catalog.TableRef location) {
         this.metadata = new ConnectorTableMetadata(
                 new SchemaTableName(table.getSchemaName(), table.getTableName() + "$snapshots"),
                 List.of(new ColumnMetadata("committed_at", TIMESTAMP_TZ_MILLIS),
@@ -49,7 +51,7 @@ final class SnapshotsTable implements SystemTable {
             TupleDomain<Integer> constraint) {
         InMemoryRecordSet.Builder rows = InMemoryRecordSet.builder(metadata);
         List<NativeTable.SnapshotInfo> snapshots = nativeCall(() -> {
-            try (NativeTable table = NativeTable.load(location, Map.of())) {
+            try (NativeTable table = location.open()) {
                 return table.snapshots();
             }
         });

@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.named;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
@@ -14,8 +16,6 @@ import io.trino.spi.connector.ConnectorSession;
 import io.trino.spi.connector.ConnectorTableHandle;
 import io.trino.spi.connector.ConnectorTableMetadata;
 import io.trino.spi.connector.SchemaTableName;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -29,20 +29,28 @@ import org.apache.arrow.vector.types.pojo.Field;
  */
 final class TableChanges {
     private final Schemas schemas;
+    private final HyperStreamConfig config;
     /** Tables a CREATE TABLE AS made and has not committed rows to yet, by query. */
-    private final java.util.concurrent.ConcurrentHashMap<String, String> creating = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<String, SchemaTableName> creating = new java.util.concurrent.ConcurrentHashMap<>();
 
-    TableChanges(Schemas schemas) {
+    TableChanges(Schemas schemas, HyperStreamConfig config) {
         this.schemas = schemas;
+        this.config = config;
     }
 
     void create(ConnectorTableMetadata tableMetadata, io.trino.spi.connector.SaveMode saveMode) {
-        String location = schemas.newTableLocation(tableMetadata.getTable());
-        if (saveMode == io.trino.spi.connector.SaveMode.REPLACE && Files.isDirectory(Path.of(location, "metadata"))) {
-            TableCreation.replace(location, tableMetadata);
+        SchemaTableName name = tableMetadata.getTable();
+        Optional<Catalog.TableRef> existing = config.storedTable(name);
+        if (existing.isPresent()) {
+            switch (saveMode) {
+                case REPLACE -> TableCreation.replace(existing.get(), tableMetadata);
+                case IGNORE -> { }
+                default -> throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS,
+                        "table " + name + " already exists at " + existing.get().location());
+            }
             return;
         }
-        TableCreation.create(location, tableMetadata, saveMode == io.trino.spi.connector.SaveMode.IGNORE);
+        TableCreation.create(schemas.newTable(name), tableMetadata);
     }
 
     io.trino.spi.connector.ConnectorOutputTableHandle beginCreate(ConnectorSession session,
@@ -53,20 +61,25 @@ final class TableChanges {
             throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT is not supported yet: "
                     + "CREATE OR REPLACE TABLE, then INSERT");
         }
-        String location = schemas.newTableLocation(tableMetadata.getTable());
-        TableCreation.create(location, tableMetadata, false);
-        creating.put(session.getQueryId(), location);
+        SchemaTableName name = tableMetadata.getTable();
+        if (config.storedTable(name).isPresent()) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS, "table " + name + " already exists");
+        }
+        TableCreation.create(schemas.newTable(name), tableMetadata);
+        creating.put(session.getQueryId(), name);
+        // Where the catalog put it (a REST catalog chooses).
+        Catalog.TableRef created = config.storedTable(name).orElseThrow(() -> new TrinoException(HyperStreamErrorCode.HYPERSTREAM_NOT_FOUND,
+                "table " + name + " was dropped while it was created"));
         List<io.trino.spi.type.Type> types = tableMetadata.getColumns().stream().filter(c -> !c.isHidden())
                 .map(ColumnMetadata::getType).toList();
-        SchemaTableName name = tableMetadata.getTable();
         return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
-                name.getSchemaName(), name.getTableName()), location, types);
+                name.getSchemaName(), name.getTableName()), created.location(), created.options(), types);
     }
 
     void finishCreate(ConnectorSession session, io.trino.spi.connector.ConnectorOutputTableHandle output,
             Collection<Slice> fragments) {
         try {
-            commitDataFiles(((HyperStreamTableInsertHandle) output).location(), fragments);
+            commitDataFiles(((HyperStreamTableInsertHandle) output).target(), fragments);
         } catch (TrinoException e) {
             if (e.getErrorCode().equals(HyperStreamErrorCode.HYPERSTREAM_COMMIT_STATE_UNKNOWN.toErrorCode())) {
                 // The rows may be committed: the cleanup must not remove the new table with them.
@@ -79,9 +92,9 @@ final class TableChanges {
 
     /** Removes the table a CREATE TABLE AS made if its query failed before committing its rows. */
     void cleanup(ConnectorSession session) {
-        String created = creating.remove(session.getQueryId());
+        SchemaTableName created = creating.remove(session.getQueryId());
         if (created != null) {
-            deleteTree(Path.of(created));
+            dropStored(created);
         }
     }
 
@@ -128,7 +141,7 @@ final class TableChanges {
             throw new TrinoException(NOT_SUPPORTED, "only stored HyperStream tables can be altered");
         }
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+            try (NativeTable stored = handle.table().open()) {
                 change.accept(stored);
                 return null;
             }
@@ -143,7 +156,7 @@ final class TableChanges {
         HyperStreamTableHandle handle = (HyperStreamTableHandle) table;
         String filter = handle.filter();
         return java.util.OptionalLong.of(nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+            try (NativeTable stored = handle.table().open()) {
                 return stored.deleteWhere(filter).deletedRows();
             }
         }));
@@ -155,14 +168,14 @@ final class TableChanges {
             throw new TrinoException(NOT_SUPPORTED, "TRUNCATE TABLE works on stored tables only");
         }
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(handle.location(), Map.of())) {
+            try (NativeTable stored = handle.table().open()) {
                 return stored.commitOverwrite(new String[0]);
             }
         });
     }
 
     /** Drops a stored table with its files, or an array of an array store. */
-    static void drop(ConnectorTableHandle table) {
+    void drop(ConnectorTableHandle table) {
         if (table instanceof HyperStreamArrayHandle array) {
             nativeCall(() -> {
                 try (ArrayStore store = ArrayStore.open(array.store(), false, false)) {
@@ -176,21 +189,19 @@ final class TableChanges {
         if (!handle.isStored()) {
             throw new TrinoException(NOT_SUPPORTED, "the sample table is generated: it cannot be dropped");
         }
-        deleteTree(Path.of(handle.location()));
+        dropStored(handle.toSchemaTableName());
     }
 
-    static void deleteTree(Path dir) {
-        nativeCall(() -> {
-            io.hyperstream.jni.LocalFiles.deleteTree(dir);
-            return null;
-        });
+    /** Drops stored table {@code name} with its files through its catalog. */
+    private void dropStored(SchemaTableName name) {
+        nativeCall(() -> config.tables().orElseThrow().dropTable(name.getSchemaName(), name.getTableName()));
     }
 
-    static void commitDataFiles(String location, Collection<Slice> fragments) {
+    static void commitDataFiles(Catalog.TableRef target, Collection<Slice> fragments) {
         String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
         if (files.length > 0) {
             nativeCall(() -> {
-                try (NativeTable table = NativeTable.load(location, Map.of())) {
+                try (NativeTable table = target.open()) {
                     return table.commitAppend(files);
                 }
             });

@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
 import static io.trino.spi.StandardErrorCode.NOT_SUPPORTED;
@@ -52,36 +54,30 @@ final class TableCreation {
     private TableCreation() {}
 
     /** Creates the table; {@code false} when it exists and {@code ignoreExisting}. */
-    static boolean create(String location, ConnectorTableMetadata metadata, boolean ignoreExisting) {
+    /** CREATE TABLE at {@code target}, where its catalog puts a new table. */
+    static void create(Catalog.TableRef target, ConnectorTableMetadata metadata) {
         Schema schema = arrowSchema(metadata);
-        if (java.nio.file.Files.isDirectory(java.nio.file.Path.of(location, "metadata"))) {
-            if (ignoreExisting) {
-                return false;
-            }
-            throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS,
-                    "table " + metadata.getTable() + " already exists at " + location);
-        }
         nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-create");
-                    NativeTable table = NativeTable.create(location, schema, nativeProperties(metadata), Map.of(), allocator)) {
+                    NativeTable table = NativeTable.create(target.location(), schema, nativeProperties(metadata), target.options(),
+                            allocator)) {
                 return table.location();
             }
         });
-        return true;
     }
 
     /**
-     * CREATE OR REPLACE TABLE of the table at {@code location}: redefined as {@code metadata} says
-     * (columns, partitioning, sort order, indexes), without rows, in one snapshot; the snapshots
-     * before stay for time travel, each under its own schema.
+     * CREATE OR REPLACE TABLE of {@code table}: redefined as {@code metadata} says (columns,
+     * partitioning, sort order, indexes), without rows, in one snapshot; the snapshots before stay
+     * for time travel, each under its own schema.
      */
-    static void replace(String location, ConnectorTableMetadata metadata) {
+    static void replace(Catalog.TableRef table, ConnectorTableMetadata metadata) {
         Schema schema = arrowSchema(metadata);
         Map<String, String> properties = nativeProperties(metadata);
         nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-replace");
-                    NativeTable table = NativeTable.load(location, Map.of())) {
-                return table.replace(allocator, schema, properties);
+                    NativeTable stored = table.open()) {
+                return stored.replace(allocator, schema, properties);
             }
         });
     }

@@ -38,7 +38,7 @@ final class TablePageSink implements ConnectorPageSink {
         this.allocator = Allocators.child("trino-table-sink");
         NativeTable opened = null;
         try {
-            opened = nativeCall(() -> NativeTable.load(insert.location(), java.util.Map.of()));
+            opened = nativeCall(() -> insert.target().open());
             NativeTable loaded = opened;
             this.schema = nativeCall(() -> loaded.schema(allocator));
             this.writer = nativeCall(loaded::openWriter);

@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT;
 import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_NOT_FOUND;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
@@ -81,18 +83,18 @@ final class TableProcedures {
     }
 
     public void createVectorIndex(String schema, String table, String column, String definition) {
-        String location = location(schema, table, column);
+        Catalog.TableRef location = location(schema, table, column);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 return stored.createVectorIndex(column, definition == null ? "{}" : definition);
             }
         });
     }
 
     public void dropVectorIndex(String schema, String table, String column) {
-        String location = location(schema, table, column);
+        Catalog.TableRef location = location(schema, table, column);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 return stored.dropVectorIndex(column);
             }
         });
@@ -104,10 +106,10 @@ final class TableProcedures {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be a number of hours, at least 24, got "
                     + olderThanHours);
         }
-        String location = location(schema, table);
+        Catalog.TableRef location = location(schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 return stored.removeOrphanFiles(cutoff);
             }
         });
@@ -118,10 +120,10 @@ final class TableProcedures {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
                     + "at least 1, got " + olderThanHours + " and " + retainLast);
         }
-        String location = location(schema, table);
+        Catalog.TableRef location = location(schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 return stored.expireSnapshots(cutoff, Math.toIntExact(retainLast));
             }
         });
@@ -131,9 +133,9 @@ final class TableProcedures {
         if (targetRows == null || targetRows < 1) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "target_rows must be positive, got " + targetRows);
         }
-        String location = location(schema, table);
+        Catalog.TableRef location = location(schema, table);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 return stored.rewriteDataFiles(targetRows);
             }
         });
@@ -143,28 +145,28 @@ final class TableProcedures {
         if (snapshotId == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "snapshot_id is required");
         }
-        String location = location(schema, table);
+        Catalog.TableRef location = location(schema, table);
         nativeCall(() -> {
-            try (NativeTable stored = NativeTable.load(location, Map.of())) {
+            try (NativeTable stored = location.open()) {
                 stored.rollbackTo(snapshotId);
                 return null;
             }
         });
     }
 
-    private String location(String schema, String table, String column) {
+    private Catalog.TableRef location(String schema, String table, String column) {
         if (column == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column_name is required");
         }
         return location(schema, table);
     }
 
-    private String location(String schema, String table) {
+    private Catalog.TableRef location(String schema, String table) {
         if (schema == null || table == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name and table_name are required");
         }
         SchemaTableName name = new SchemaTableName(schema, table);
         return config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
-                "table " + name + " does not exist")).toString();
+                "table " + name + " does not exist"));
     }
 }

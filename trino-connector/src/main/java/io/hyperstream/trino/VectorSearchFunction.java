@@ -1,5 +1,7 @@
 package io.hyperstream.trino;
 
+import io.hyperstream.jni.Catalog;
+
 import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT;
 import static io.hyperstream.trino.HyperStreamErrorCode.HYPERSTREAM_NOT_FOUND;
 import static io.hyperstream.trino.HyperStreamErrorCode.nativeCall;
@@ -77,13 +79,13 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
         String metric = nativeCall(() -> Metrics.overFloats(text(arguments, "METRIC")));
         float[] query = query((Block) value(arguments, "QUERY"));
-        Path location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
+        Catalog.TableRef location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
         long snapshot = nativeCall(() -> {
-            try (NativeTable table = NativeTable.load(location.toString(), Map.of())) {
+            try (NativeTable table = location.open()) {
                 return table.currentSnapshotId();
             }
         });
-        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location.toString(), snapshot, false);
+        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location, snapshot, false);
         List<HyperStreamColumnHandle> columns = new ArrayList<>(TableDescriptions.columns(table));
         HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
                 .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));

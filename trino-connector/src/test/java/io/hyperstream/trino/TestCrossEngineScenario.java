@@ -4,7 +4,10 @@ import static io.trino.testing.TestingSession.testSessionBuilder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hyperstream.jni.Catalog;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.RestCatalog;
+import io.hyperstream.jni.RestCatalogTestServer;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import java.io.IOException;
@@ -34,19 +37,43 @@ class TestCrossEngineScenario {
     void sparkWritesTrinoReadsAndInsertsSparkSeesItAndBothTravel() throws Exception {
         Path root = Files.createTempDirectory("hyperstream-cross-engine");
         String table = root.resolve("db").resolve("events").toString();
+        scenario(table, Map.of("hyperstream.root", root.toString()), new Catalog.TableRef(table, Map.of()));
+    }
+
+    /** The same scenario with the table kept in an Iceberg REST catalog (Iceberg's own server on loopback). */
+    @Test
+    void theSameThroughARestCatalog() throws Exception {
+        Path dir = Files.createTempDirectory("hyperstream-cross-engine-rest");
+        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir)) {
+            Map<String, String> catalog = Map.of("hyperstream.catalog.type", "rest", "hyperstream.rest-catalog.uri", server.uri());
+            scenario("rest=" + server.uri(), catalog, null);
+            Catalog.TableRef stored = new RestCatalog("lake", server.settings()).tableRef("db", "events").orElseThrow();
+            assertTrue(stored.location().startsWith(server.warehouse().toString()), stored.location());
+        }
+    }
+
+    /**
+     * Spark writes {@code table} (a path, or {@code rest=<uri>}), Trino (catalog {@code properties})
+     * reads and inserts, Spark sees it, both travel back to Spark's snapshot. {@code stored} opens the
+     * table natively (null: found through Trino's catalog after Spark wrote it).
+     */
+    private static void scenario(String table, Map<String, String> properties, Catalog.TableRef stored) throws Exception {
         Map<String, List<Double>> spark = spark("write", table);
 
         DistributedQueryRunner runner = DistributedQueryRunner.builder(
                 testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
         try {
             IsolatedPlugin.install(runner);
-            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
+            runner.createCatalog("lake", "hyperstream", properties);
             assertEquals(spark.get("written"), checksums(runner, ""), "Trino reads exactly the rows Spark wrote");
             assertEquals(List.of(100_000.0, 100_000.0 * 99_999 / 2), spark.get("written").subList(0, 2));
 
-            long sparkSnapshot;
-            try (NativeTable stored = NativeTable.load(table, Map.of())) {
-                sparkSnapshot = stored.currentSnapshotId();
+            long sparkSnapshot = ((Number) runner.execute("SELECT max_by(snapshot_id, committed_at) FROM \"events$snapshots\"")
+                    .getOnlyValue()).longValue();
+            if (stored != null) {
+                try (NativeTable opened = stored.open()) {
+                    assertEquals(opened.currentSnapshotId(), sparkSnapshot);
+                }
             }
             runner.execute("INSERT INTO events SELECT id + 100000, name, score, qty, flag, embedding FROM events WHERE id < 1000");
             List<Double> trinoNow = checksums(runner, "");

@@ -88,7 +88,7 @@ class TestTableWrites {
     void aPageSinkReportsWhatItHoldsAndAnAbortedOneLeavesNoFile() throws Exception {
         Path location = createRolledTable("direct");
         var handle = new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord("db", "direct"),
-                location.toString(), List.of(BIGINT, VARCHAR));
+                location.toString(), java.util.Map.of(), List.of(BIGINT, VARCHAR));
         TablePageSink sink = new TablePageSink(handle);
         assertEquals(0, sink.getMemoryUsage());
         sink.appendPage(page(0, 1000));

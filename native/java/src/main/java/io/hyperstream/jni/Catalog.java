@@ -17,6 +17,16 @@ public interface Catalog {
         public TableRef {
             options = Map.copyOf(options);
         }
+
+        /** The table's latest version. */
+        public NativeTable open() {
+            return NativeTable.load(location, options);
+        }
+
+        /** The table as {@code version} sees it. */
+        public NativeTable open(TableVersion version) {
+            return NativeTable.loadAt(location, options, version);
+        }
     }
 
     List<String> namespaces();

@@ -114,7 +114,7 @@ public final class CatalogRoot implements Catalog {
     @Override
     public Optional<TableRef> newTable(String namespace, String table) {
         Path dir = table(namespace, table);
-        return Files.exists(dir) ? Optional.empty() : Optional.of(new TableRef(dir.toString(), Map.of()));
+        return isTable(dir) ? Optional.empty() : Optional.of(new TableRef(dir.toString(), Map.of()));
     }
 
     @Override

@@ -186,8 +186,11 @@ public final class RestCatalog implements Catalog {
         return "rest".equals(storageOptions.get("catalog.type"));
     }
 
+    /** The catalog's options with the engine's storage options beside them (a purge reaches the table's files). */
     private String[] settings() {
-        return NativeTable.flatten(options);
+        Map<String, String> all = new HashMap<>(storage);
+        all.putAll(options);
+        return NativeTable.flatten(all);
     }
 
     private static String[] levels(String namespace) {

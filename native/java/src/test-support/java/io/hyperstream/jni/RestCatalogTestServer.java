@@ -49,7 +49,10 @@ public final class RestCatalogTestServer implements AutoCloseable {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // Hadoop's FileIO, which the server writes metadata with, needs a JDK before 23 (Subject.getSubject).
+        String javaHome = System.getProperty("hyperstream.java17.home", "");
+        javaHome = javaHome.isBlank() ? System.getProperty("java.home") : javaHome;
+        List<String> command = new ArrayList<>(List.of(Path.of(javaHome, "bin", "java").toString(),
                 "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", Files.readString(Path.of(file)).trim(),
                 "org.apache.iceberg.rest.RESTCatalogServer"));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
@@ -60,7 +63,8 @@ public final class RestCatalogTestServer implements AutoCloseable {
         env.put("CATALOG_URI", "jdbc:sqlite:file:" + dir.resolve("catalog.db"));
         env.put("CATALOG_JDBC_USER", "user");
         env.put("CATALOG_JDBC_PASSWORD", "password");
-        extra.forEach((key, value) -> env.put("CATALOG_" + key.replace('.', '_').replace('-', '_').toUpperCase(java.util.Locale.ROOT), value));
+        // The server reads CATALOG_<KEY>: "__" stands for "-" and "_" for ".".
+        extra.forEach((key, value) -> env.put("CATALOG_" + key.replace("-", "__").replace('.', '_').toUpperCase(java.util.Locale.ROOT), value));
         Process process = builder.start();
         RestCatalogTestServer server = new RestCatalogTestServer(process, port, Path.of(warehouse.replaceFirst("^file:", "")));
         long deadline = System.nanoTime() + 60_000_000_000L;

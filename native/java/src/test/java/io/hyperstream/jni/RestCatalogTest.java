@@ -200,6 +200,47 @@ class RestCatalogTest {
         }
     }
 
+    /**
+     * A catalog whose warehouse is on S3 (the S3 test server): HyperStream's table lives at the location
+     * the catalog gives, the catalog writes its metadata there with Iceberg's S3FileIO, and Iceberg Java
+     * reads HyperStream's rows back through the same catalog.
+     */
+    @Test
+    void tablesLiveOnS3WhereTheCatalogPutsThem() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(S3TestServer.available(), "needs the test Python with moto");
+        try (S3TestServer s3 = S3TestServer.start("lakehouse")) {
+            Map<String, String> storage = s3.storageOptions();
+            Map<String, String> io = Map.of("io-impl", "org.apache.iceberg.aws.s3.S3FileIO",
+                    "s3.endpoint", storage.get("aws_endpoint"), "s3.access-key-id", "hyperstream",
+                    "s3.secret-access-key", "hyperstream", "s3.path-style-access", "true", "client.region", "us-east-1");
+            try (RestCatalogTestServer onS3 = RestCatalogTestServer.start(dir.resolve("s3-server"), "s3://lakehouse/wh", io)) {
+                RestCatalog catalog = new RestCatalog("s3lake", onS3.settings(), storage);
+                assertTrue(catalog.createNamespace("remote", Map.of()));
+                Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+                Catalog.TableRef target = catalog.newTable("remote", "t").orElseThrow();
+                try (NativeTable table = NativeTable.create(target.location(), plain, Map.of(), target.options(), allocator)) {
+                    table.append(allocator, rows(allocator, 0, 500, plain));
+                }
+                Catalog.TableRef stored = catalog.tableRef("remote", "t").orElseThrow();
+                assertTrue(stored.location().startsWith("s3://lakehouse/wh/remote/t"), stored.location());
+                try (NativeTable table = stored.open()) {
+                    table.append(allocator, rows(allocator, 500, 600, plain));
+                    assertEquals(600, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+                }
+                Map<String, String> theirSettings = new HashMap<>(io);
+                theirSettings.put("uri", onS3.uri());
+                try (RESTCatalog theirCatalog = new RESTCatalog()) {
+                    theirCatalog.initialize("theirs", theirSettings);
+                    Table theirs = theirCatalog.loadTable(TableIdentifier.of("remote", "t"));
+                    Map<Long, Record> rows = read(IcebergGenerics.read(theirs).build());
+                    assertEquals(600, rows.size());
+                    assertEquals(name(599), rows.get(599L).getField("name"));
+                }
+                assertTrue(catalog.dropTable("remote", "t"));
+            }
+        }
+    }
+
     @Test
     void badInputFailsNamingTheCatalogAndWhatFailed() throws Exception {
         RestCatalog catalog = catalog();
