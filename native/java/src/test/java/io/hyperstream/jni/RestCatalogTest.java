@@ -241,6 +241,74 @@ class RestCatalogTest {
         }
     }
 
+    /**
+     * The commit-state rules, against a proxy in front of the server that fails commits on purpose: a
+     * 503 is retried; a 500 after the server applied the commit (its answer lost) is found landed by a
+     * reload and counts once; a 500 for a commit the server never saw is a failure with nothing committed.
+     */
+    @Test
+    void commitsWhoseAnswerIsLostLandOnceAndFailedOnesLeaveNothing() throws Exception {
+        java.util.Deque<String> faults = new java.util.concurrent.ConcurrentLinkedDeque<>();
+        java.net.http.HttpClient forward = java.net.http.HttpClient.newHttpClient();
+        HttpServer proxy = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        proxy.createContext("/", exchange -> {
+            byte[] body = exchange.getRequestBody().readAllBytes();
+            boolean commit = exchange.getRequestMethod().equals("POST") && exchange.getRequestURI().getPath().contains("/tables/");
+            String fault = commit ? faults.poll() : null;
+            if ("unavailable".equals(fault) || "refused".equals(fault)) {
+                exchange.sendResponseHeaders("unavailable".equals(fault) ? 503 : 500, -1);
+                exchange.close();
+                return;
+            }
+            try {
+                var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.uri() + exchange.getRequestURI()))
+                        .method(exchange.getRequestMethod(), java.net.http.HttpRequest.BodyPublishers.ofByteArray(body));
+                String type = exchange.getRequestHeaders().getFirst("Content-Type");
+                if (type != null) {
+                    request.header("Content-Type", type);
+                }
+                var response = forward.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+                if ("lost".equals(fault)) {
+                    exchange.sendResponseHeaders(500, -1); // applied, but the answer never arrives
+                } else {
+                    exchange.sendResponseHeaders(response.statusCode(), response.body().length == 0 ? -1 : response.body().length);
+                    exchange.getResponseBody().write(response.body());
+                }
+            } catch (InterruptedException e) {
+                exchange.sendResponseHeaders(502, -1);
+            }
+            exchange.close();
+        });
+        proxy.start();
+        try {
+            RestCatalog direct = catalog();
+            direct.createNamespace("flaky", Map.of());
+            Schema plain = new Schema(arrowSchema().getFields().subList(0, 3));
+            Catalog.TableRef created = direct.newTable("flaky", "t").orElseThrow();
+            try (NativeTable table = NativeTable.create(created.location(), plain, Map.of(), created.options(), allocator)) {
+                table.append(allocator, rows(allocator, 0, 10, plain));
+            }
+            RestCatalog flaky = new RestCatalog("flaky", Map.of("uri", "http://127.0.0.1:" + proxy.getAddress().getPort()));
+            Catalog.TableRef through = flaky.tableRef("flaky", "t").orElseThrow();
+            try (NativeTable table = through.open()) {
+                faults.addAll(List.of("unavailable", "lost"));
+                table.append(allocator, rows(allocator, 10, 20, plain));
+                assertTrue(faults.isEmpty());
+                faults.add("refused");
+                HyperStreamIOException refused = assertThrows(HyperStreamIOException.class,
+                        () -> table.append(allocator, rows(allocator, 20, 30, plain)));
+                assertTrue(refused.getMessage().contains("nothing was committed") && refused.getMessage().contains("REST catalog flaky"),
+                        refused.getMessage());
+            }
+            try (NativeTable table = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                assertEquals(2, table.snapshots().size(), "the lost answer's commit counted once, the refused one not at all");
+                assertEquals(20, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+            }
+        } finally {
+            proxy.stop(0);
+        }
+    }
+
     @Test
     void badInputFailsNamingTheCatalogAndWhatFailed() throws Exception {
         RestCatalog catalog = catalog();
