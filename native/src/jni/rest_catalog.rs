@@ -21,6 +21,18 @@ fn catalog(env: &mut Env, settings: &JObjectArray) -> JniResult<Arc<RestCatalog>
     Ok(RestCatalog::connect(&settings)?)
 }
 
+/// Runs `call` on the catalog the options name and the namespace of `levels`.
+fn in_namespace<T>(
+    env: &mut Env,
+    settings: &JObjectArray,
+    levels: &JObjectArray,
+    call: impl FnOnce(&RestCatalog, &[String]) -> crate::Result<T>,
+) -> JniResult<T> {
+    let namespace = namespace(env, levels)?;
+    let catalog = catalog(env, settings)?;
+    Ok(call(&catalog, &namespace)?)
+}
+
 fn namespace(env: &mut Env, levels: &JObjectArray) -> JniResult<Vec<String>> {
     let levels = strings(env, levels)?.unwrap_or_default();
     if levels.is_empty() {
@@ -56,7 +68,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_namespaceExistsNative
     settings: JObjectArray<'l>,
     levels: JObjectArray<'l>,
 ) -> jboolean {
-    entry(&mut env, |env| Ok(catalog(env, &settings)?.namespace_exists(&namespace(env, &levels)?)?))
+    entry(&mut env, |env| in_namespace(env, &settings, &levels, RestCatalog::namespace_exists))
 }
 
 /// The namespace's properties as key/value pairs.
@@ -68,7 +80,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_namespacePropertiesNa
     levels: JObjectArray<'l>,
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
-        let properties = catalog(env, &settings)?.namespace_properties(&namespace(env, &levels)?)?;
+        let properties = in_namespace(env, &settings, &levels, RestCatalog::namespace_properties)?;
         string_array(env, &properties.into_iter().flat_map(|(k, v)| [k, v]).collect::<Vec<_>>())
     })
 }
@@ -83,7 +95,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_createNamespaceNative
 ) -> jboolean {
     entry(&mut env, |env| {
         let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
-        Ok(catalog(env, &settings)?.create_namespace(&namespace(env, &levels)?, &properties)?)
+        in_namespace(env, &settings, &levels, |catalog, namespace| catalog.create_namespace(namespace, &properties))
     })
 }
 
@@ -94,7 +106,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_dropNamespaceNative<'
     settings: JObjectArray<'l>,
     levels: JObjectArray<'l>,
 ) -> jboolean {
-    entry(&mut env, |env| Ok(catalog(env, &settings)?.drop_namespace(&namespace(env, &levels)?)?))
+    entry(&mut env, |env| in_namespace(env, &settings, &levels, RestCatalog::drop_namespace))
 }
 
 #[unsafe(no_mangle)]
@@ -105,7 +117,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_tablesNative<'l>(
     levels: JObjectArray<'l>,
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
-        let names = catalog(env, &settings)?.tables(&namespace(env, &levels)?)?;
+        let names = in_namespace(env, &settings, &levels, RestCatalog::tables)?;
         string_array(env, &names)
     })
 }

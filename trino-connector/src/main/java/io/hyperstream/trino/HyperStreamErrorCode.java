@@ -80,13 +80,16 @@ public enum HyperStreamErrorCode implements ErrorCodeSupplier {
     /**
      * Runs {@code resolve}, a schema or table name turned into a path by {@link io.hyperstream.jni.CatalogRoot};
      * a name the catalog refuses fails as Trino's connectors fail an identifier they cannot take
-     * ({@code NOT_SUPPORTED}), saying why.
+     * ({@code NOT_SUPPORTED}), saying why; any other native failure (a REST catalog that cannot be
+     * reached) as {@link #translate} maps it.
      */
     public static <T> T named(Supplier<T> resolve) {
         try {
             return resolve.get();
         } catch (InvalidArgumentException refused) {
             throw new TrinoException(NOT_SUPPORTED, refused.getMessage(), refused);
+        } catch (HyperStreamException e) {
+            throw translate(e);
         }
     }
 }

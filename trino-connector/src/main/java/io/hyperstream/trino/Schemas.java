@@ -24,7 +24,7 @@ final class Schemas {
 
     List<String> names() {
         List<String> schemas = new ArrayList<>(List.of(HyperStreamMetadata.SAMPLE_SCHEMA));
-        config.tables().ifPresent(tables -> tables.namespaces().stream()
+        config.tables().ifPresent(tables -> named(tables::namespaces).stream()
                 .filter(name -> !name.equals(HyperStreamMetadata.SAMPLE_SCHEMA)).forEach(schemas::add));
         return schemas;
     }
@@ -82,10 +82,10 @@ final class Schemas {
         if (schemaName.equals(HyperStreamMetadata.SAMPLE_SCHEMA) || !named(() -> catalog.namespaceExists(schemaName))) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_FOUND, "schema " + schemaName + " does not exist");
         }
-        if (!cascade && !catalog.namespaceIsEmpty(schemaName)) {
+        if (!cascade && !named(() -> catalog.namespaceIsEmpty(schemaName))) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.SCHEMA_NOT_EMPTY, "schema " + schemaName + " is not empty");
         }
-        catalog.dropNamespace(schemaName);
+        named(() -> catalog.dropNamespace(schemaName));
     }
 
     /** Where a new table goes: in its schema, which must exist. */

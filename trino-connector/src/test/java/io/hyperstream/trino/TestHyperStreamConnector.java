@@ -126,6 +126,24 @@ class TestHyperStreamConnector {
         runner.createCatalog("bad2", "hyperstream", Map.of("hyperstream.sample.rows", "-3"));
         RuntimeException rows = assertThrows(RuntimeException.class, () -> query("SELECT count(*) FROM bad2.sample.items"));
         assertTrue(rows.getMessage().contains("sample rows must be >= 0, got -3"), rows.getMessage());
+
+        RuntimeException type = assertThrows(RuntimeException.class, () -> runner.createCatalog("bad3", "hyperstream",
+                Map.of("hyperstream.catalog.type", "glue")));
+        assertTrue(messages(type).contains("hyperstream.catalog.type must be 'filesystem' or 'rest', got 'glue'"), messages(type));
+        RuntimeException noUri = assertThrows(RuntimeException.class, () -> runner.createCatalog("bad4", "hyperstream",
+                Map.of("hyperstream.catalog.type", "rest")));
+        assertTrue(messages(noUri).contains("hyperstream.rest-catalog.uri must be set"), messages(noUri));
+        // A REST catalog nobody serves: the catalog is made, and its first use fails naming it and its URI.
+        int port;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            port = socket.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        runner.createCatalog("offline", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
+                "hyperstream.rest-catalog.uri", "http://127.0.0.1:" + port));
+        RuntimeException offline = assertThrows(RuntimeException.class, () -> query("SHOW SCHEMAS FROM offline"));
+        assertTrue(offline.getMessage().contains("REST catalog offline at http://127.0.0.1:" + port), offline.getMessage());
     }
 
     @Test

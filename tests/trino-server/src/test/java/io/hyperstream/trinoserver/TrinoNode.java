@@ -65,9 +65,11 @@ final class TrinoNode implements AutoCloseable {
 
     /**
      * Lays out a node under {@code home} and starts it; a worker finds its coordinator at {@code
-     * coordinator}. {@code catalogs} maps catalog names to the HyperStream root each one keeps.
+     * coordinator}. {@code catalogs} maps catalog names to the HyperStream root each one keeps,
+     * {@code restCatalogs} to the URI of the Iceberg REST catalog each one keeps its tables in.
      */
-    static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, String heap) throws IOException {
+    static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, Map<String, String> restCatalogs,
+            String heap) throws IOException {
         int port = freePort();
         URI discovery = coordinator == null ? URI.create("http://127.0.0.1:" + port) : coordinator;
         Path etc = Files.createDirectories(home.resolve("etc"));
@@ -85,6 +87,12 @@ final class TrinoNode implements AutoCloseable {
         for (Map.Entry<String, Path> catalog : catalogs.entrySet()) {
             String properties = template.replaceAll("(?m)^hyperstream\\.root=.*$",
                     "hyperstream.root=" + catalog.getValue().toString().replace("\\", "\\\\"));
+            Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), properties);
+        }
+        String restTemplate = Files.readString(deploy.resolve("catalog").resolve("rest-lake.properties"));
+        for (Map.Entry<String, String> catalog : restCatalogs.entrySet()) {
+            String properties = restTemplate.replaceAll("(?m)^hyperstream\\.rest-catalog\\.uri=.*$",
+                    "hyperstream.rest-catalog.uri=" + catalog.getValue());
             Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), properties);
         }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hyperstream.jni.ArrayStore;
 import io.hyperstream.jni.NpyFiles;
+import io.hyperstream.jni.RestCatalogTestServer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -46,7 +47,9 @@ class TrinoServerDeploymentTest {
     @Test
     void oneServerRunsTheUserScenario() throws Exception {
         Lake lake = Lake.create(dir.resolve("lakes"));
-        try (TrinoNode node = TrinoNode.start(dir.resolve("trino"), TrinoNode.Role.SINGLE, null, lake.catalogs(), "2G")) {
+        try (RestCatalogTestServer rest = RestCatalogTestServer.start(dir.resolve("rest"));
+                TrinoNode node = TrinoNode.start(dir.resolve("trino"), TrinoNode.Role.SINGLE, null, lake.catalogs(),
+                        Map.of("rest", rest.uri()), "2G")) {
             scenario(node, lake);
         }
     }
@@ -54,10 +57,11 @@ class TrinoServerDeploymentTest {
     @Test
     void aCoordinatorAndAWorkerRunTheScenarioAcrossTheWire() throws Exception {
         Lake lake = Lake.create(dir.resolve("lakes"));
-        try (TrinoNode coordinator = TrinoNode.start(dir.resolve("coordinator"), TrinoNode.Role.COORDINATOR, null,
-                        lake.catalogs(), "1536M");
+        try (RestCatalogTestServer rest = RestCatalogTestServer.start(dir.resolve("rest"));
+                TrinoNode coordinator = TrinoNode.start(dir.resolve("coordinator"), TrinoNode.Role.COORDINATOR, null,
+                        lake.catalogs(), Map.of("rest", rest.uri()), "1536M");
                 TrinoNode worker = TrinoNode.start(dir.resolve("worker"), TrinoNode.Role.WORKER, coordinator.uri(),
-                        lake.catalogs(), "1536M")) {
+                        lake.catalogs(), Map.of("rest", rest.uri()), "1536M")) {
             // The coordinator schedules no splits on itself: every scan, write and search runs on the worker.
             try (Connection c = DriverManager.getConnection(coordinator.jdbcUrl())) {
                 long deadline = System.nanoTime() + 120_000_000_000L;
@@ -111,6 +115,7 @@ class TrinoServerDeploymentTest {
             long beforeDelete = pushedFiltersTopKAndDeletes(c);
             timeTravelSnapshotsAndProcedures(c, beforeDelete);
             arraysAndASecondCatalog(c);
+            aRestCatalog(c);
             badInputIsRefusedAndNothingLeavesTheRoot(c, lake);
             // Still answering after every refusal.
             assertEquals(ROWS - 500L, scalar(c, "SELECT count(*) FROM lake.db.items"));
@@ -187,6 +192,23 @@ class TrinoServerDeploymentTest {
         execute(c, "CREATE SCHEMA lake2.s");
         execute(c, "CREATE TABLE lake2.s.t AS SELECT x FROM UNNEST(sequence(1, 10)) AS u(x)");
         assertEquals(55L, scalar(c, "SELECT sum(x) FROM lake2.s.t"));
+    }
+
+    /** A catalog whose tables an Iceberg REST catalog keeps (Iceberg's own server on loopback). */
+    private static void aRestCatalog(Connection c) throws SQLException {
+        execute(c, "CREATE SCHEMA rest.shop");
+        execute(c, "CREATE TABLE rest.shop.items (id bigint, embedding array(real) WITH (dimension = 4))");
+        execute(c, "INSERT INTO rest.shop.items SELECT x, ARRAY[REAL '1', CAST(x AS real), 0, 0] FROM UNNEST(sequence(1, 1000)) AS u(x)");
+        long first = scalar(c, "SELECT max_by(snapshot_id, committed_at) FROM rest.shop.\"items$snapshots\"");
+        execute(c, "INSERT INTO rest.shop.items VALUES (5000, ARRAY[REAL '1', 5000, 0, 0])");
+        assertEquals(List.of(List.of(1001L, 505500L)), rows(c, "SELECT count(*), sum(id) FROM rest.shop.items"));
+        assertEquals(1000L, scalar(c, "SELECT count(*) FROM rest.shop.items FOR VERSION AS OF " + first));
+        assertEquals(List.of(List.of(7L)), rows(c, "SELECT id FROM rest.shop.items "
+                + "ORDER BY euclidean_distance(embedding, ARRAY[1e0, 7e0, 0e0, 0e0]) LIMIT 1"));
+        assertEquals(List.of("items"), column(c, "SHOW TABLES FROM rest.shop"));
+        execute(c, "DROP TABLE rest.shop.items");
+        execute(c, "DROP SCHEMA rest.shop");
+        assertFalse(column(c, "SHOW SCHEMAS FROM rest").contains("shop"));
     }
 
     private static void badInputIsRefusedAndNothingLeavesTheRoot(Connection c, Lake lake) throws Exception {
