@@ -367,4 +367,10 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     public void dropTable(ConnectorSession session, ConnectorTableHandle table) {
         changes.drop(table);
     }
+
+    /** ALTER TABLE RENAME TO: through a REST catalog; a directory catalog refuses it (paths are absolute in metadata). */
+    @Override
+    public void renameTable(ConnectorSession session, ConnectorTableHandle table, SchemaTableName newName) {
+        changes.rename(table, newName);
+    }
 }

@@ -192,6 +192,25 @@ final class TableChanges {
         dropStored(handle.toSchemaTableName());
     }
 
+    /** Renames a stored table within its catalog. */
+    void rename(ConnectorTableHandle table, SchemaTableName to) {
+        if (!(table instanceof HyperStreamTableHandle handle) || !handle.isStored()) {
+            throw new TrinoException(NOT_SUPPORTED, "only stored HyperStream tables can be renamed");
+        }
+        if (config.storedTable(to).isPresent()) {
+            throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS, "table " + to + " already exists");
+        }
+        try {
+            named(() -> {
+                config.tables().orElseThrow().renameTable(handle.schemaName(), handle.tableName(), to.getSchemaName(),
+                        to.getTableName());
+                return null;
+            });
+        } catch (UnsupportedOperationException e) {
+            throw new TrinoException(NOT_SUPPORTED, e.getMessage(), e);
+        }
+    }
+
     /** Drops stored table {@code name} with its files through its catalog. */
     private void dropStored(SchemaTableName name) {
         nativeCall(() -> config.tables().orElseThrow().dropTable(name.getSchemaName(), name.getTableName()));

@@ -206,7 +206,10 @@ class TrinoServerDeploymentTest {
         assertEquals(List.of(List.of(7L)), rows(c, "SELECT id FROM rest.shop.items "
                 + "ORDER BY euclidean_distance(embedding, ARRAY[1e0, 7e0, 0e0, 0e0]) LIMIT 1"));
         assertEquals(List.of("items"), column(c, "SHOW TABLES FROM rest.shop"));
-        execute(c, "DROP TABLE rest.shop.items");
+        execute(c, "ALTER TABLE rest.shop.items RENAME TO rest.shop.goods");
+        assertEquals(List.of("goods"), column(c, "SHOW TABLES FROM rest.shop"));
+        assertEquals(1001L, scalar(c, "SELECT count(*) FROM rest.shop.goods"));
+        execute(c, "DROP TABLE rest.shop.goods");
         execute(c, "DROP SCHEMA rest.shop");
         assertFalse(column(c, "SHOW SCHEMAS FROM rest").contains("shop"));
     }
