@@ -19,7 +19,6 @@ import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.connector.SystemTable;
 import io.trino.spi.predicate.TupleDomain;
 import java.util.List;
-import java.util.Map;
 
 /** {@code "<table>$snapshots"}: the snapshot history of a stored table, oldest first. */
 final class SnapshotsTable implements SystemTable {
