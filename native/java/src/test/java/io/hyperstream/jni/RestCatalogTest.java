@@ -127,6 +127,15 @@ class RestCatalogTest {
         }
         assertEquals(300, read(IcebergGenerics.read(theirs).useSnapshot(first).build()).size());
 
+        // Dropped from the catalog with its files kept, then registered again from its metadata file.
+        String metadataFile = ((org.apache.iceberg.HasTableOperations) theirs).operations().current().metadataFileLocation();
+        assertTrue(catalog.dropTable("ours", "items", false));
+        assertTrue(catalog.tables("ours").isEmpty());
+        assertEquals(location, catalog.registerTable("ours", "items", metadataFile));
+        try (NativeTable table = catalog.tableRef("ours", "items").orElseThrow().open()) {
+            assertEquals(420, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+        }
+
         // Renamed and dropped through the catalog.
         catalog.renameTable("ours", "items", "ours", "things");
         assertEquals(List.of("things"), catalog.tables("ours"));
