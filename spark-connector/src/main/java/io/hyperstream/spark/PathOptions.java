@@ -2,6 +2,7 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.SearchPlan;
 import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.VectorSearch;
 import java.io.Serializable;
@@ -38,9 +39,14 @@ import java.util.Map;
  *   <tr><td>vector.search.backend</td><td>where a vector search's exact comparison of a file's vectors runs: auto
  *       (default: a GPU when the library has one compiled in, one answers and the work pays for copying the vectors
  *       over; the CPU otherwise), cpu, cuda or wgpu (the search fails, naming it, when that backend is missing)</td></tr>
- *   <tr><td colspan="2">The two above also come from a read's options on a catalog table
+ *   <tr><td>vector.search.plan</td><td>how a pushed ORDER BY distance LIMIT k is divided among tasks: auto (default:
+ *       a task per run of files of at least 1048576 rows when there are two such runs, else one task), single (one
+ *       task searches every file on its executor's cores) or distributed (a task per file; Spark keeps the top k of
+ *       their answers); every plan returns the same rows. The option form of a search ({@code vector.search.column})
+ *       is always one task</td></tr>
+ *   <tr><td colspan="2">The three above also come from a read's options on a catalog table
  *       ({@code spark.read().option(...).table(...)}) and, where a read does not set them, from the session
- *       configuration {@code spark.hyperstream.vector.search.ef} / {@code spark.hyperstream.vector.search.backend}
+ *       configuration {@code spark.hyperstream.vector.search.ef}, {@code .backend}, {@code .plan}
  *       ({@code SET} in SQL).</td></tr>
  *   <tr><td>vector.&lt;column&gt;.index</td><td>on write: declare an HNSW index on the vector column, as JSON
  *       ({@code {"metric":"l2","m":16,"ef_construction":200}}, every field optional) or {@code hnsw} for the defaults,
@@ -53,9 +59,10 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
     /**
      * What a read takes: the snapshot it sees (the current one, or the one {@code snapshot-id} or
      * {@code as-of-timestamp} names), the vector search of the option form and the search tuning,
-     * and the rows a split reads.
+     * how a pushed top-k is divided among tasks, and the rows a split reads.
      */
-    record ReadOptions(TableVersion version, VectorOption search, long efSearch, String backend, long splitRows)
+    record ReadOptions(TableVersion version, VectorOption search, long efSearch, String backend, SearchPlan searchPlan,
+            long splitRows)
             implements Serializable {}
 
     /**
@@ -69,6 +76,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
     static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
     static final String EF = "vector.search.ef";
     static final String BACKEND = "vector.search.backend";
+    static final String PLAN = "vector.search.plan";
     /** Session configuration prefix of the search tuning a query's read options do not set. */
     static final String SESSION_PREFIX = "spark.hyperstream.";
 
@@ -85,11 +93,14 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         long ef = efText == null ? read.efSearch() : ef(where, efText);
         where = get(scan, BACKEND) != null ? "option '" + BACKEND + "'" : SESSION_PREFIX + BACKEND;
         String on = backendText == null ? read.backend() : backend(where, backendText);
+        String planText = firstOf(get(scan, PLAN), conf.apply(SESSION_PREFIX + PLAN));
+        where = get(scan, PLAN) != null ? "option '" + PLAN + "'" : SESSION_PREFIX + PLAN;
+        SearchPlan plan = planText == null ? read.searchPlan() : SearchPlan.of(where, planText);
         VectorOption search = read.search();
         VectorOption tunedSearch = search == null ? null
                 : new VectorOption(search.function(), search.column(), search.query(), search.metric(), search.k(), ef, on,
                         search.nullsFirst());
-        ReadOptions tunedRead = new ReadOptions(read.version(), tunedSearch, ef, on, read.splitRows());
+        ReadOptions tunedRead = new ReadOptions(read.version(), tunedSearch, ef, on, plan, read.splitRows());
         return new PathOptions(path, storage, batchRows, tunedRead, write);
     }
 
@@ -168,6 +179,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         long searchK = 10;
         long efSearch = 0;
         String backend = VectorSearch.AUTO;
+        SearchPlan plan = SearchPlan.AUTO;
         HashMap<String, String> indexes = new HashMap<>();
         HashMap<String, String> creation = new HashMap<>();
         for (Map.Entry<String, String> e : options.entrySet()) {
@@ -198,6 +210,8 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
                 efSearch = ef("option '" + EF + "'", value);
             } else if (key.equals(BACKEND)) {
                 backend = backend("option '" + BACKEND + "'", value);
+            } else if (key.equals(PLAN)) {
+                plan = SearchPlan.of("option '" + PLAN + "'", value);
             } else if (key.startsWith("vector.") && key.endsWith(".index")) {
                 String column = e.getKey().substring("vector.".length(), e.getKey().length() - ".index".length());
                 indexes.put(column, indexDefinition(value));
@@ -213,7 +227,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
                 throw new IllegalArgumentException("unknown HyperStream table option '" + e.getKey()
                         + "'; known: path, snapshot-id, as-of-timestamp, batch.rows, vector.<column>.dimension, storage.<key>, "
                         + "vector.search.column, vector.search.query, vector.search.k, vector.search.metric, "
-                        + "vector.search.ef, vector.search.backend, vector.<column>.index, format-version, write.parquet.*, write.target-file-size-bytes, split.rows");
+                        + "vector.search.ef, vector.search.backend, vector.search.plan, vector.<column>.index, format-version, write.parquet.*, write.target-file-size-bytes, split.rows");
             }
         }
         if (snapshotId != null && asOf != null) {
@@ -224,7 +238,7 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         }
         VectorOption search = searchColumn == null ? null
                 : new VectorOption(searchMetric, searchColumn, parseVector(searchQuery), searchMetric, searchK, efSearch, backend, false);
-        ReadOptions read = new ReadOptions(new TableVersion(snapshotId, asOf), search, efSearch, backend, splitRows);
+        ReadOptions read = new ReadOptions(new TableVersion(snapshotId, asOf), search, efSearch, backend, plan, splitRows);
         return new PathOptions(path, storage, batchRows, read,
                 new WriteOptions(vectors, creation, indexes));
     }

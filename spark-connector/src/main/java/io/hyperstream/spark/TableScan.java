@@ -3,6 +3,7 @@ package io.hyperstream.spark;
 import io.hyperstream.jni.DataFiles;
 import io.hyperstream.jni.Filters;
 import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.SearchPlan;
 import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.VectorSearch;
 import java.util.ArrayList;
@@ -32,6 +33,8 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     private final StructType readSchema;
     private String filter;
     private final VectorOption search;
+    /** How the search is divided among tasks ({@link SearchPlan#SINGLE} when Spark keeps no top-k over it). */
+    private final SearchPlan searchPlan;
     private final int limit;
     /** The data files read, once asked for. */
     private String[] files;
@@ -39,12 +42,13 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     private NativeTable.ScanExplain explained;
 
     TableScan(PathOptions options, StructType tableColumns, StructType readSchema, String filter, VectorOption search,
-            int limit) {
+            SearchPlan searchPlan, int limit) {
         this.options = options;
         this.tableColumns = tableColumns;
         this.readSchema = readSchema;
         this.filter = filter;
         this.search = search;
+        this.searchPlan = searchPlan;
         this.limit = limit;
     }
 
@@ -59,8 +63,14 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         String at = version.snapshotId() != null ? " snapshot=" + version.snapshotId()
                 : version.asOfMillis() != null ? " as-of=" + version.asOfMillis() : "";
         return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
-                + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search)
+                + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search + " " + searchPlanShown())
                 + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
+    }
+
+    /** The search's plan as EXPLAIN shows it: single, or distributed over how many splits. */
+    private String searchPlanShown() {
+        int splits = searchPlan.splits(files()).length;
+        return splits > 1 ? "plan=distributed splits=" + splits : "plan=single";
     }
 
     /** What each pruning level leaves out of the filtered read (footers and indexes read, no data). */
@@ -134,8 +144,12 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         String[] columns = Arrays.stream(readSchema.fieldNames())
                 .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
         String[][] splits;
-        try (NativeTable table = options.openRead()) {
-            splits = table.planSplits(files(), search != null, limit, filter != null, options.read().splitRows());
+        if (search != null) {
+            splits = searchPlan.splits(files());
+        } else {
+            try (NativeTable table = options.openRead()) {
+                splits = table.planSplits(files(), limit, filter != null, options.read().splitRows());
+            }
         }
         return Arrays.stream(splits)
                 .map(files -> search != null

@@ -3,6 +3,7 @@ package io.hyperstream.spark;
 import io.hyperstream.jni.Filters;
 import io.hyperstream.jni.Limits;
 import io.hyperstream.jni.Metrics;
+import io.hyperstream.jni.SearchPlan;
 import io.hyperstream.jni.VectorSearch;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -37,7 +38,9 @@ import org.apache.spark.sql.types.StructType;
  * Builds the scan of a stored table: column pruning; every predicate {@link SparkFilters} translates
  * runs in the native scan (reported as fully handled, so Spark keeps no Filter for it); and {@code
  * ORDER BY <distance>(vector column, constant array) LIMIT k} over the fully filtered scan becomes a
- * native top-k read in one split, so Spark keeps no Sort either. A LIMIT over the fully filtered scan
+ * native top-k: in one split, which returns exactly the k nearest, so Spark keeps no Sort either; or,
+ * where {@link SearchPlan} divides it, a split per run of files, each returning its k nearest, over
+ * which Spark keeps its own top-k (a TakeOrderedAndProject of k x splits rows). A LIMIT over the fully filtered scan
  * stops each split after that many rows and, without a filter, plans only the files that hold them;
  * Spark keeps its own Limit over the splits. {@code COUNT}, {@code MIN} and {@code MAX} without a filter
  * or grouping are answered from the manifests and delete files alone where that is exact
@@ -51,6 +54,8 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
     private final List<Predicate> pushed = new ArrayList<>();
     private final List<String> filters = new ArrayList<>();
     private VectorOption topK;
+    /** How the pushed top-k is divided: {@link SearchPlan#SINGLE}, or the plan that divides it. */
+    private SearchPlan searchPlan = SearchPlan.SINGLE;
     private int limit;
     private MetadataAggregateScan aggregated;
 
@@ -99,8 +104,19 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
             return false;
         }
         Optional<VectorOption> search = distanceOrder(orders[0], limit);
-        search.ifPresent(s -> topK = s);
+        search.ifPresent(s -> {
+            topK = s;
+            SearchPlan asked = options.read().searchPlan();
+            searchPlan = asked != SearchPlan.SINGLE && asked.splits(searchedFiles()).length > 1 ? asked : SearchPlan.SINGLE;
+        });
         return search.isPresent();
+    }
+
+    /** The data files a pushed top-k searches: those whose statistics do not rule the filters out. */
+    private String[] searchedFiles() {
+        try (io.hyperstream.jni.NativeTable table = options.openRead()) {
+            return table.dataFiles(options.read().version(), filters.isEmpty() ? null : Filters.and(filters));
+        }
     }
 
     @Override
@@ -127,10 +143,13 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
         return true;
     }
 
-    /** A top-k is pushed whole (one split returns exactly its rows); a limit only caps each split. */
+    /**
+     * A top-k in one split is pushed whole (the split returns exactly its rows); a divided one, and a
+     * limit, only cap each split.
+     */
     @Override
     public boolean isPartiallyPushed() {
-        return topK == null;
+        return topK == null || searchPlan != SearchPlan.SINGLE;
     }
 
     /**
@@ -248,6 +267,6 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
             return aggregated;
         }
         String filter = filters.isEmpty() ? null : Filters.and(filters);
-        return new TableScan(options, tableColumns(), readSchema, filter, topK, limit);
+        return new TableScan(options, tableColumns(), readSchema, filter, topK, searchPlan, limit);
     }
 }

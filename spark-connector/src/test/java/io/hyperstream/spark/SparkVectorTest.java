@@ -399,6 +399,65 @@ class SparkVectorTest {
         }
     }
 
+    /**
+     * A top-k divided among tasks (a split per file, Spark's top-k over their answers) returns the
+     * single task's rows, for every metric, with and without a filter, over HNSW graphs and exact
+     * files, with deleted rows; EXPLAIN says which plan ran.
+     */
+    @Test
+    void aDistributedTopKReturnsTheSingleTaskAnswer() throws Exception {
+        String spread = Files.createTempDirectory("hyperstream-spark-spread").resolve("docs").toString();
+        Dataset<Row> docs = spark.read().format("hyperstream").load(path).select("id", "category", "embedding");
+        docs.repartition(6).write().format("hyperstream").option("vector.embedding.dimension", DIM)
+                .option("vector.embedding.index", "{\"metric\":\"l2\",\"m\":8}").mode("append").save(spread);
+        try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(spread, Map.of())) {
+            table.deleteWhere(io.hyperstream.jni.Filters.eq("category", "c5"));
+        }
+        spark.read().format("hyperstream").load(spread).createOrReplaceTempView("spread");
+        String[][] queries = {
+            {"cosine_distance", ""}, {"l2_distance", ""}, {"l1_distance", ""}, {"inner_product", " DESC"},
+        };
+        try {
+            for (String ef : List.of("0", "10")) {
+                spark.conf().set("spark.hyperstream.vector.search.ef", ef);
+                for (String[] q : queries) {
+                    for (String where : List.of("", " WHERE category IN ('c3', 'c5', 'c7') AND id >= 300")) {
+                        String sql = "SELECT id, hyperstream." + q[0] + "(embedding, " + literal + ") AS d FROM spread" + where
+                                + " ORDER BY d" + q[1] + " LIMIT 20";
+                        spark.conf().set("spark.hyperstream.vector.search.plan", "single");
+                        Dataset<Row> single = spark.sql(sql);
+                        assertTrue(plan(single).contains("plan=single"), plan(single));
+                        assertFalse(plan(single).contains("TakeOrderedAndProject"), plan(single));
+                        List<Row> want = single.collectAsList();
+                        spark.conf().set("spark.hyperstream.vector.search.plan", "distributed");
+                        Dataset<Row> distributed = spark.sql(sql);
+                        assertTrue(plan(distributed).contains("plan=distributed splits=6"), plan(distributed));
+                        assertTrue(plan(distributed).contains("TakeOrderedAndProject"), plan(distributed));
+                        assertEquals(want, distributed.collectAsList(), sql + " ef " + ef);
+                        assertEquals(20, want.size());
+                        assertTrue(want.stream().noneMatch(r -> r.getLong(0) % 10 == 5), "deleted rows stay deleted");
+                        if (ef.equals("0")) {
+                            LongPredicate keep = where.isEmpty() ? id -> id % 10 != 5 : id -> (id % 10 == 3 || id % 10 == 7) && id >= 300;
+                            assertAnswer(distributed, reference(q[0], keep, !q[1].isEmpty(), 20));
+                        }
+                    }
+                }
+            }
+            spark.conf().set("spark.hyperstream.vector.search.plan", "auto");
+            Dataset<Row> auto = spark.sql("SELECT id FROM spread ORDER BY hyperstream.l2_distance(embedding, " + literal + ") LIMIT 3");
+            assertTrue(plan(auto).contains("plan=single"), "a small table is searched by one task: " + plan(auto));
+            spark.conf().set("spark.hyperstream.vector.search.plan", "everywhere");
+            Exception bad = assertThrows(Exception.class, () -> spark.sql("SELECT id FROM spread ORDER BY "
+                    + "hyperstream.l2_distance(embedding, " + literal + ") LIMIT 3").collectAsList());
+            assertTrue(LocalSpark.messages(bad).contains(
+                    "spark.hyperstream.vector.search.plan must be one of [auto, single, distributed], got 'everywhere'"),
+                    LocalSpark.messages(bad));
+        } finally {
+            spark.conf().unset("spark.hyperstream.vector.search.plan");
+            spark.conf().unset("spark.hyperstream.vector.search.ef");
+        }
+    }
+
     @Test
     void theBackendOptionSaysWhereAPushedSearchComparesVectors() {
         List<Hit> want = reference("l2_distance", id -> true, false, 10);

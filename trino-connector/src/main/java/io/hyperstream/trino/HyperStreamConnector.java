@@ -36,6 +36,11 @@ final class HyperStreamConnector implements Connector {
     static final String VECTOR_SEARCH_BACKEND = "vector_search_backend";
     private static final List<String> BACKENDS = List.of("auto", "cpu", "cuda", "wgpu");
     /**
+     * Session property: how a pushed top-k is divided among splits ({@link io.hyperstream.jni.SearchPlan}):
+     * auto, single or distributed.
+     */
+    static final String VECTOR_SEARCH_PLAN = "vector_search_plan";
+    /**
      * Session property: how long a scan's split planning waits for a join's dynamic filter (ms; 0:
      * plan at once, the filter then narrows only the rows read).
      */
@@ -85,6 +90,11 @@ final class HyperStreamConnector implements Connector {
                                         VECTOR_SEARCH_BACKEND + " must be one of " + BACKENDS + ", got '" + name + "'");
                             }
                         }, false),
+                PropertyMetadata.stringProperty(VECTOR_SEARCH_PLAN,
+                        "How a vector top-k is divided among splits: auto (a split per run of files of at least "
+                                + io.hyperstream.jni.SearchPlan.AUTO_SPLIT_ROWS + " rows when there are two such runs, else one), "
+                                + "single (one split searches every file) or distributed (a split per file)",
+                        io.hyperstream.jni.SearchPlan.AUTO.value(), HyperStreamConnector::searchPlan, false),
                 PropertyMetadata.longProperty(DYNAMIC_FILTERING_WAIT_TIMEOUT,
                         "How long split planning waits for a join's dynamic filter, in milliseconds", 1000L, ms -> {
                             if (ms < 0 || ms > 600_000) {
@@ -92,6 +102,20 @@ final class HyperStreamConnector implements Connector {
                                         DYNAMIC_FILTERING_WAIT_TIMEOUT + " must be between 0 and 600000, got " + ms);
                             }
                         }, false));
+    }
+
+    /** The {@link #VECTOR_SEARCH_PLAN} a value names; an unknown one fails as a bad argument. */
+    static io.hyperstream.jni.SearchPlan searchPlan(String value) {
+        try {
+            return io.hyperstream.jni.SearchPlan.of(VECTOR_SEARCH_PLAN, value);
+        } catch (IllegalArgumentException e) {
+            throw new io.trino.spi.TrinoException(HyperStreamErrorCode.HYPERSTREAM_INVALID_ARGUMENT, e.getMessage(), e);
+        }
+    }
+
+    /** The session's {@link #VECTOR_SEARCH_PLAN}. */
+    static io.hyperstream.jni.SearchPlan searchPlan(io.trino.spi.connector.ConnectorSession session) {
+        return searchPlan(session.getProperty(VECTOR_SEARCH_PLAN, String.class));
     }
 
     @Override

@@ -211,7 +211,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(ConnectorSession session,
             ConnectorTableHandle table, long topNCount, List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
-        return Pushdowns.topN(table, topNCount, sortItems, assignments);
+        return Pushdowns.topN(table, topNCount, sortItems, assignments, HyperStreamConnector.searchPlan(session));
     }
 
     @Override

@@ -58,7 +58,7 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
 
     /**
      * One split per data file whose statistics do not rule {@code filter} out, a big file one per run
-     * of its row groups of about {@code splitRows} rows (a top-k: one split of them all).
+     * of its row groups of about {@code splitRows} rows (a top-k: as its {@link io.hyperstream.jni.SearchPlan} divides it).
      */
     private static List<ConnectorSplit> storedSplits(HyperStreamTableHandle handle, String filter, long splitRows) {
         String[][] splits = nativeCall(() -> {
@@ -67,7 +67,8 @@ final class HyperStreamSplitManager implements ConnectorSplitManager {
                     return new String[0][];
                 }
                 String[] files = stored.dataFiles(handle.version(), filter);
-                return stored.planSplits(files, handle.topK() > 0, handle.limit(), handle.isFiltered(), splitRows);
+                return handle.topK() > 0 ? handle.searchPlan().splits(files)
+                        : stored.planSplits(files, handle.limit(), handle.isFiltered(), splitRows);
             }
         });
         List<ConnectorSplit> planned = new ArrayList<>(splits.length);

@@ -158,11 +158,13 @@ final class Pushdowns {
 
     /**
      * Pushes {@code ORDER BY <distance> LIMIT k} as a native top-k: nearest first is ascending for
-     * the distances and descending for {@code dot_product}, nulls last. The scan then returns exactly
-     * the top k, in one split, so Trino drops its TopN.
+     * the distances and descending for {@code dot_product}, nulls first or last as the order says.
+     * Where {@code plan} keeps it in one split, the scan returns exactly the top k and Trino drops its
+     * TopN; where it divides the search among splits, each returns its own top k and Trino keeps its
+     * TopN (partial on each worker, then final) over their rows.
      */
     static Optional<TopNApplicationResult<ConnectorTableHandle>> topN(ConnectorTableHandle table, long topNCount,
-            List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
+            List<SortItem> sortItems, Map<String, ColumnHandle> assignments, io.hyperstream.jni.SearchPlan plan) {
         if (!(table instanceof HyperStreamTableHandle handle)) {
             return Optional.empty();
         }
@@ -179,7 +181,15 @@ final class Pushdowns {
         if (handle.topK() > 0 && handle.topK() <= topNCount) {
             return Optional.empty();
         }
-        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst()), true, false));
+        int splits = plan == io.hyperstream.jni.SearchPlan.SINGLE ? 1 : nativeCall(() -> {
+            try (NativeTable stored = handle.table().open()) {
+                return plan.splits(stored.dataFiles(handle.version(), handle.filter())).length;
+            }
+        });
+        if (splits <= 1) {
+            return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst()), true, false));
+        }
+        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst(), plan, splits), false, false));
     }
 
     /** DELETE with its whole condition pushed into the scan ({@link #filter}) runs natively. */

@@ -3,6 +3,7 @@ package io.hyperstream.trino;
 import static io.trino.testing.TestingSession.testSessionBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -370,6 +371,54 @@ class TestVectorPushdown {
                 .setCatalogSessionProperty("lake", "vector_search_ef", "-5").build(), sql));
         assertTrue(e.getMessage().contains("vector_search_ef must be between"), e.getMessage());
         assertAnswer(sql, want);
+    }
+
+    /**
+     * A top-k divided among splits (a split per file, Trino's TopN over their answers) returns the
+     * single split's rows, for every metric, with and without a filter, by graph and exactly, over
+     * files with deleted rows; EXPLAIN says which plan ran.
+     */
+    @Test
+    void aDistributedTopKReturnsTheSingleSplitAnswer() {
+        writeTable(root.resolve("db").resolve("spread").toString());
+        runner.execute("CALL lake.system.create_vector_index('db', 'spread', 'embedding', '{\"metric\":\"l2\",\"m\":8}')");
+        runner.execute("DELETE FROM spread WHERE category = 'c5'");
+        String[][] queries = {{"cosine_distance", ""}, {"euclidean_distance", ""}, {"dot_product", " DESC"}};
+        for (String ef : List.of("0", "10")) {
+            Session single = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", ef)
+                    .setCatalogSessionProperty("lake", "vector_search_plan", "single").build();
+            Session distributed = Session.builder(single).setCatalogSessionProperty("lake", "vector_search_plan", "DISTRIBUTED").build();
+            for (String[] q : queries) {
+                for (String where : List.of("", " WHERE category IN ('c3', 'c5', 'c7') AND id >= 300")) {
+                    String sql = "SELECT id, " + q[0] + "(embedding, " + literal + ") AS d FROM spread" + where
+                            + " ORDER BY d" + q[1] + " LIMIT 20";
+                    String singlePlan = explain(single, sql);
+                    assertTrue(singlePlan.contains("nativeTopK=20 nearest by " + q[0] + " plan=single"), singlePlan);
+                    assertFalse(singlePlan.contains("TopN"), singlePlan);
+                    String distributedPlan = explain(distributed, sql);
+                    assertTrue(distributedPlan.contains("plan=distributed splits=" + FILES), distributedPlan);
+                    assertTrue(distributedPlan.contains("TopNPartial"), distributedPlan);
+                    List<MaterializedRow> want = runner.execute(single, sql).getMaterializedRows();
+                    assertEquals(20, want.size());
+                    assertEquals(want, runner.execute(distributed, sql).getMaterializedRows(), sql + " ef " + ef);
+                    assertTrue(want.stream().noneMatch(r -> (Long) r.getField(0) % 10 == 5), "deleted rows stay deleted");
+                    if (ef.equals("0")) {
+                        LongPredicate keep = where.isEmpty() ? id -> id % 10 != 5 : id -> (id % 10 == 3 || id % 10 == 7) && id >= 300;
+                        assertAnswer(sql, reference(q[0], keep, !q[1].isEmpty(), 20));
+                    }
+                }
+            }
+        }
+        String sql = "SELECT id FROM spread ORDER BY euclidean_distance(embedding, " + literal + ") LIMIT 3";
+        assertTrue(explain(runner.getDefaultSession(), sql).contains("plan=single"), "a small table is searched by one split (auto)");
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(Session.builder(runner.getDefaultSession())
+                .setCatalogSessionProperty("lake", "vector_search_plan", "everywhere").build(), sql));
+        assertTrue(e.getMessage().contains("vector_search_plan must be one of [auto, single, distributed], got 'everywhere'"),
+                e.getMessage());
+    }
+
+    private String explain(Session session, String sql) {
+        return (String) runner.execute(session, "EXPLAIN " + sql).getOnlyValue();
     }
 
     @Test

@@ -514,15 +514,12 @@ public final class NativeTable extends NativeHandle {
 
     /**
      * How a scan of {@code dataFiles} (from {@link #dataFiles}) is divided among engine tasks, each
-     * the files of one split: a vector top-k ({@code topK}) searches every file in one split, natively
-     * in parallel, and merges; otherwise a split per file, a big one a split per run of its row groups
-     * of about {@code splitRows} rows ({@link #splitFiles}), and under a LIMIT without a filter only
-     * as many files as surely hold the limit's rows. What Spark's and Trino's planners share.
+     * the files of one split: a split per file, a big one a split per run of its row groups of about
+     * {@code splitRows} rows ({@link #splitFiles}), and under a LIMIT without a filter only as many
+     * files as surely hold the limit's rows. A vector top-k is divided by {@link SearchPlan#splits}.
+     * What Spark's and Trino's planners share.
      */
-    public String[][] planSplits(String[] dataFiles, boolean topK, long limit, boolean filtered, long splitRows) {
-        if (topK) {
-            return new String[][] {dataFiles};
-        }
+    public String[][] planSplits(String[] dataFiles, long limit, boolean filtered, long splitRows) {
         List<String[]> splits = new ArrayList<>();
         long planned = 0;
         for (String file : splitFiles(dataFiles, splitRows)) {

@@ -116,8 +116,11 @@ class NativeSearchTest {
     private record Hit(long id, double distance) {}
 
     private List<Hit> search(NativeTable table, String filter, VectorSearch search) throws Exception {
+        return search(table, table.dataFiles(TableVersion.CURRENT), filter, search);
+    }
+
+    private List<Hit> search(NativeTable table, String[] files, String filter, VectorSearch search) throws Exception {
         List<Hit> hits = new ArrayList<>();
-        String[] files = table.dataFiles(TableVersion.CURRENT);
         try (ArrowReader reader = table.search(allocator, files, new String[] {"id"}, filter, search, 7)) {
             while (reader.loadNextBatch()) {
                 VectorSchemaRoot root = reader.getVectorSchemaRoot();
@@ -269,6 +272,52 @@ class NativeSearchTest {
                     new VectorSearch("embedding", vectors[0], "l2", 5).withEfSearch(-7)));
             assertTrue(bad.getMessage().contains("ef"), bad.getMessage());
         }
+    }
+
+    /**
+     * The distributed plan's twin check: every split searched on its own and the answers merged by
+     * distance (what Spark's and Trino's final top-k do) give the single search's rows, for every
+     * metric, with and without a filter, by graph and exactly, over files with deleted rows.
+     */
+    @Test
+    void aTopKSearchedSplitBySplitAndMergedIsTheSingleSearch() throws Exception {
+        try (NativeTable table = table()) {
+            table.createVectorIndex("embedding", "{\"metric\":\"l2\",\"m\":8}");
+            table.deleteWhere(Filters.eq("category", 5));
+            String[] files = table.dataFiles(TableVersion.CURRENT);
+            String[][] splits = SearchPlan.DISTRIBUTED.splits(files);
+            assertEquals(FILES, splits.length, "a split per file");
+            assertEquals(1, SearchPlan.AUTO.splits(files).length, "few rows: one split");
+            assertEquals(1, SearchPlan.SINGLE.splits(files).length);
+            Random random = new Random(11);
+            for (String metric : List.of("l2", "cosine", "inner_product", "l1")) {
+                for (String filter : java.util.Arrays.asList(null, Filters.in("category", List.of(3, 5, 7)))) {
+                    for (long ef : List.of(VectorSearch.EF_DEFAULT, 10L, VectorSearch.EXACT)) {
+                        float[] q = vectors[random.nextInt(vectors.length)].clone();
+                        q[1] += 0.3f;
+                        VectorSearch search = new VectorSearch("embedding", q, metric, 25).withEfSearch(ef);
+                        List<Hit> single = search(table, files, filter, search);
+                        List<Hit> merged = new ArrayList<>();
+                        for (String[] split : splits) {
+                            merged.addAll(search(table, split, filter, search));
+                        }
+                        merged.sort(Comparator.comparingDouble(Hit::distance));
+                        String what = metric + " filter " + filter + " ef " + ef;
+                        assertEquals(25, single.size(), what);
+                        assertEquals(single, merged.subList(0, single.size()), what);
+                        assertTrue(single.stream().noneMatch(h -> category(h.id()) == 5), "deleted rows stay deleted");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void searchPlansAreNamedAndBadNamesRefused() {
+        assertEquals(SearchPlan.DISTRIBUTED, SearchPlan.of("p", " Distributed "));
+        assertEquals("auto", SearchPlan.AUTO.value());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> SearchPlan.of("vector_search_plan", "spread"));
+        assertEquals("vector_search_plan must be one of [auto, single, distributed], got 'spread'", bad.getMessage());
     }
 
     @Test
