@@ -9,7 +9,8 @@ Run by spark-submit with the connector JAR shipped by --jars and executors in JV
         tests/spark_cluster_scenario.py <root> <scratch directory>
 
 It writes, reads, filters (pushed), searches (a pushed top-k, checked against a brute-force search
-in Python over the rows read back), deletes, fills and reads an array store, and makes one write's
+in Python over the rows read back; the same top-k divided among tasks on both executors, checked
+against the single task's answer), deletes, fills and reads an array store, and makes one write's
 task fail on every attempt: nothing of that write is committed and no file of it is left. It ends by
 printing SCENARIO PASSED; any failed check raises.
 """
@@ -101,6 +102,39 @@ def check_nearest(spark, sql, k):
         previous = d
 
 
+def tasks_of(spark, sql):
+    """The rows of sql and the most tasks a stage of its job ran."""
+    sc = spark.sparkContext
+    group = f"q{time.time_ns()}"
+    sc.setJobGroup(group, sql)
+    try:
+        rows = spark.sql(sql).collect()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    tracker = sc.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(j).stageIds]
+    return rows, max(tracker.getStageInfo(s).numTasks for s in stages)
+
+
+def distributed_top_k(spark):
+    """A top-k divided among tasks on both executors returns the single task's rows."""
+    vector = "array(" + ", ".join(str(x) for x in QUERY) + ")"
+    for where in ("", " WHERE category IN ('c1', 'c2', 'c9')"):
+        sql = f"SELECT id, lake.l2_distance(embedding, {vector}) AS d FROM lake.db.items{where} ORDER BY d, id LIMIT 9"
+        top = f"SELECT id, lake.l2_distance(embedding, {vector}) AS d FROM lake.db.items{where} ORDER BY d LIMIT 9"
+        spark.conf.set("spark.hyperstream.vector.search.plan", "single")
+        check("plan=single" in plan(spark, top), "the single plan:\n" + plan(spark, top))
+        single, single_tasks = tasks_of(spark, top)
+        spark.conf.set("spark.hyperstream.vector.search.plan", "distributed")
+        shown = plan(spark, top)
+        check("plan=distributed splits=4" in shown and "TakeOrderedAndProject" in shown, "the distributed plan:\n" + shown)
+        spread, spread_tasks = tasks_of(spark, top)
+        check(single_tasks == 1 and spread_tasks == 4, f"tasks: single {single_tasks}, distributed {spread_tasks}")
+        check([r["id"] for r in spread] == [r["id"] for r in single], f"distributed {spread} vs single {single}")
+        check([r["id"] for r in spread] == [r["id"] for r in spark.sql(sql).collect()], "the same rows as a full sort")
+    spark.conf.unset("spark.hyperstream.vector.search.plan")
+
+
 def deletes(spark):
     spark.sql("DELETE FROM lake.db.items WHERE id < 500")
     check(spark.sql("SELECT count(*) FROM lake.db.items").collect()[0][0] == ROWS - 500, "rows after DELETE")
@@ -142,6 +176,7 @@ def main():
     await_executors(spark, 2)
     tables_writes_and_reads(spark, root)
     pushed_filter_and_top_k(spark)
+    distributed_top_k(spark)
     deletes(spark)
     arrays(spark, scratch)
     a_failing_task_commits_nothing(spark, root)

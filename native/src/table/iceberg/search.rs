@@ -155,8 +155,9 @@ impl Table {
 
     /// Searches one file's HNSW graph among the rows of `candidates`, rows numbered within the
     /// file. None, for exact search instead, when the search asks for exact results, the column has
-    /// no index (or one of another metric), the filter leaves few rows, or the file has no usable
-    /// graph (a file written before the index, or a damaged graph, which is reported).
+    /// no index (or one of another metric), the filter leaves few rows, the file has no usable
+    /// graph (a file written before the index, or a damaged graph, which is reported), or the walk
+    /// found fewer than k of the rows the filter passes.
     pub(super) fn search_graph(
         &self,
         file: &DataFile,
@@ -183,6 +184,10 @@ impl Table {
         let found = HnswGraph::parse(&region, sidecar.rows, sidecar.dimension, &self.storage.uri(&path))
             .and_then(|graph| graph.search(query, sidecar.vectors(), search.k, ef, candidates));
         match found {
+            // A graph whose allowed rows lie apart from where the walk went (a filter refusing most
+            // of the file's neighbourhoods) can find fewer than k of them: exact search then, so a
+            // filtered search never under-returns.
+            Ok(found) if found.len() < search.k.min(selected) => Ok(None),
             Ok(found) => Ok(Some(found)),
             Err(e) => {
                 warn(&format!("{e}; searching exactly instead"));

@@ -431,6 +431,11 @@ fn vector_indexes_build_without_rewriting_data_answer_searches_and_drop() {
     let partial = HnswGraph::build(vectors.vectors(), 3, &even, params).unwrap();
     std::fs::write(graph(&middle), partial.to_bytes()).unwrap();
     assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), None), vec![1500, 1498, 1502, 1496, 1504]);
+    // A filter passing only rows that graph never reaches (the odd ones): the walk finds none of
+    // them, and the file is searched exactly instead, so the search does not under-return.
+    let odd: Vec<String> = (1001..2000).step_by(2).map(|i| i.to_string()).collect();
+    let odd = Predicate::from_json(&format!(r#"{{"op":"in","column":"id","values":[{}]}}"#, odd.join(","))).unwrap();
+    assert_eq!(ids(&table, Metric::L2, IndexUse::Ef(5), Some(&odd)), vec![1499, 1501, 1497, 1503, 1495]);
     // Another metric than the index's, or exact asked for: exact search.
     assert_eq!(ids(&table, Metric::L1, IndexUse::Ef(5), None), ids(&table, Metric::L1, IndexUse::Exact, None));
     // A damaged graph only warns: the exact answer.

@@ -50,32 +50,37 @@ class TrinoServerDeploymentTest {
         try (RestCatalogTestServer rest = RestCatalogTestServer.start(dir.resolve("rest"));
                 TrinoNode node = TrinoNode.start(dir.resolve("trino"), TrinoNode.Role.SINGLE, null, lake.catalogs(),
                         Map.of("rest", rest.uri()), "2G")) {
-            scenario(node, lake);
+            scenario(node, lake, 1);
         }
     }
 
     @Test
-    void aCoordinatorAndAWorkerRunTheScenarioAcrossTheWire() throws Exception {
+    void aCoordinatorAndTwoWorkersRunTheScenarioAcrossTheWire() throws Exception {
         Lake lake = Lake.create(dir.resolve("lakes"));
         try (RestCatalogTestServer rest = RestCatalogTestServer.start(dir.resolve("rest"));
                 TrinoNode coordinator = TrinoNode.start(dir.resolve("coordinator"), TrinoNode.Role.COORDINATOR, null,
                         lake.catalogs(), Map.of("rest", rest.uri()), "1536M");
                 TrinoNode worker = TrinoNode.start(dir.resolve("worker"), TrinoNode.Role.WORKER, coordinator.uri(),
-                        lake.catalogs(), Map.of("rest", rest.uri()), "1536M")) {
-            // The coordinator schedules no splits on itself: every scan, write and search runs on the worker.
+                        lake.catalogs(), Map.of("rest", rest.uri()), "1280M");
+                TrinoNode second = TrinoNode.start(dir.resolve("worker2"), TrinoNode.Role.WORKER, coordinator.uri(),
+                        lake.catalogs(), Map.of("rest", rest.uri()), "1280M")) {
+            // The coordinator schedules no splits on itself: every scan, write and search runs on the workers.
             try (Connection c = DriverManager.getConnection(coordinator.jdbcUrl())) {
                 long deadline = System.nanoTime() + 120_000_000_000L;
-                while (scalar(c, "SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'") < 2L) {
-                    assertTrue(System.nanoTime() < deadline, "the worker never joined:\n" + worker.logTail());
+                while (scalar(c, "SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'") < 3L) {
+                    assertTrue(System.nanoTime() < deadline, "the workers never joined:\n" + worker.logTail() + second.logTail());
                     TrinoNode.sleep(500);
                 }
-                assertEquals(List.of(List.of(false)), rows(c,
+                assertEquals(List.of(List.of(false), List.of(false)), rows(c,
                         "SELECT coordinator FROM system.runtime.nodes WHERE node_id LIKE 'worker-%'"));
             }
-            scenario(coordinator, lake);
-            assertTrue(java.util.regex.Pattern.compile("Finished loading plugin .*hyperstream").matcher(worker.log()).find(),
-                    "the worker loaded the plugin from plugin/hyperstream/:\n" + worker.logTail());
-            assertTrue(worker.isAlive() && coordinator.isAlive());
+            scenario(coordinator, lake, 2);
+            for (TrinoNode node : List.of(worker, second)) {
+                assertTrue(java.util.regex.Pattern.compile("Finished loading plugin .*hyperstream").matcher(node.log()).find(),
+                        "the worker loaded the plugin from plugin/hyperstream/:\n" + node.logTail());
+                assertTrue(node.isAlive());
+            }
+            assertTrue(coordinator.isAlive());
         }
     }
 
@@ -108,11 +113,12 @@ class TrinoServerDeploymentTest {
         }
     }
 
-    private static void scenario(TrinoNode node, Lake lake) throws Exception {
+    /** The user scenario through {@code node}, whose cluster runs splits on {@code workers} nodes. */
+    private static void scenario(TrinoNode node, Lake lake, int workers) throws Exception {
         try (Connection c = DriverManager.getConnection(node.jdbcUrl())) {
             assertTrue(column(c, "SHOW CATALOGS").containsAll(List.of("lake", "lake2")));
             tablesAndWrites(c);
-            long beforeDelete = pushedFiltersTopKAndDeletes(c);
+            long beforeDelete = pushedFiltersTopKAndDeletes(c, workers);
             timeTravelSnapshotsAndProcedures(c, beforeDelete);
             arraysAndASecondCatalog(c);
             aRestCatalog(c);
@@ -142,7 +148,7 @@ class TrinoServerDeploymentTest {
     }
 
     /** Returns the snapshot current before the DELETE. */
-    private static long pushedFiltersTopKAndDeletes(Connection c) throws SQLException {
+    private static long pushedFiltersTopKAndDeletes(Connection c, int workers) throws SQLException {
         String filtered = "SELECT count(*), sum(id) FROM lake.db.items WHERE id BETWEEN 1000 AND 2999 AND category IN ('c3', 'c7')";
         List<Long> passing = LongStream.rangeClosed(1000, 2999).filter(x -> x % 10 == 3 || x % 10 == 7).boxed().toList();
         assertEquals(List.of(List.of((long) passing.size(), passing.stream().mapToLong(Long::longValue).sum())), rows(c, filtered));
@@ -158,7 +164,34 @@ class TrinoServerDeploymentTest {
         execute(c, "DELETE FROM lake.db.items WHERE id < 500");
         assertEquals(ROWS - 500L, scalar(c, "SELECT count(*) FROM lake.db.items"));
         assertNearest(rows(c, topK), 500, 5);
+        distributedTopK(c, workers);
         return beforeDelete;
+    }
+
+    /**
+     * The same top-k divided among splits (a split per data file, Trino's TopN over them) returns the
+     * single split's rows, its splits searched on every one of the {@code workers} nodes.
+     */
+    private static void distributedTopK(Connection c, int workers) throws SQLException {
+        for (String where : List.of("", " WHERE category IN ('c1', 'c2', 'c9')")) {
+            String topK = "SELECT id, euclidean_distance(embedding, " + QUERY_SQL + ") AS d FROM lake.db.items" + where
+                    + " ORDER BY d LIMIT 9";
+            execute(c, "SET SESSION lake.vector_search_plan = 'single'");
+            assertTrue(explain(c, topK).contains("plan=single"), explain(c, topK));
+            List<List<Object>> single = rows(c, topK);
+            execute(c, "SET SESSION lake.vector_search_plan = 'distributed'");
+            String plan = explain(c, topK);
+            java.util.regex.Matcher splits = java.util.regex.Pattern.compile("plan=distributed splits=(\\d+)").matcher(plan);
+            assertTrue(splits.find() && Integer.parseInt(splits.group(1)) >= 2 && plan.contains("TopNPartial"), plan);
+            assertEquals(single, rows(c, topK));
+            assertEquals(9, single.size());
+            String query = (String) rows(c, "SELECT query_id FROM system.runtime.queries WHERE query = '"
+                    + topK.replace("'", "''") + "' ORDER BY created DESC LIMIT 1").get(0).get(0);
+            assertEquals((long) workers, scalar(c, "SELECT count(DISTINCT node_id) FROM system.runtime.tasks WHERE query_id = '"
+                    + query + "' AND physical_input_bytes > 0 AND node_id LIKE '" + (workers > 1 ? "worker" : "single") + "-%'"),
+                    "the nodes that searched a split");
+        }
+        execute(c, "RESET SESSION lake.vector_search_plan");
     }
 
     private static void timeTravelSnapshotsAndProcedures(Connection c, long beforeDelete) throws SQLException {
