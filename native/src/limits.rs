@@ -14,6 +14,9 @@ pub const MAX_BATCH_ROWS: usize = 1 << 20;
 /// Most rows one vector search answers (its k).
 pub const MAX_K: usize = 100_000;
 
+/// Most queries one batched vector search (a similarity join's batch) answers at once.
+pub const MAX_QUERIES: usize = 65_536;
+
 /// Longest candidate list an HNSW search keeps (its ef).
 pub const MAX_EF: i64 = 100_000;
 
@@ -43,6 +46,14 @@ pub fn top_k(what: &str, k: i64) -> Result<usize> {
         .ok()
         .filter(|k| (1..=MAX_K).contains(k))
         .ok_or_else(|| Error::invalid(format!("{what} must be between 1 and {MAX_K}, got {k}")))
+}
+
+/// `count` as the queries of one batched search: 1 to [`MAX_QUERIES`].
+pub fn query_count(what: &str, count: i64) -> Result<usize> {
+    usize::try_from(count)
+        .ok()
+        .filter(|c| (1..=MAX_QUERIES).contains(c))
+        .ok_or_else(|| Error::invalid(format!("{what} must be between 1 and {MAX_QUERIES} queries, got {count}")))
 }
 
 /// `ef` as the engines give a search's use of an HNSW index: a candidate list length of 1 to

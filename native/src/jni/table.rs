@@ -881,13 +881,67 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
         search.nulls_first = nulls_first;
         let rows = read.rows;
         let found = read.table.search(read.files, read.columns.as_deref(), read.filter.as_ref(), &search, rows)?;
-        let schema = found.schema();
-        let batches: Vec<_> = (0..found.num_rows())
-            .step_by(rows)
-            .map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start))))
-            .collect();
-        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
+        export_in_batches(found, rows, stream_address)
     })
+}
+
+/// `searchManyNative`: the k nearest rows for each of `query_count` queries laid back to back in
+/// `queries` (one batched search, see `Table::search_many`), as an Arrow stream whose first column,
+/// `_query`, is the position of the query a row answers.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchManyNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    columns: JObjectArray<'l>,
+    filter: JString<'l>,
+    vector_column: JString<'l>,
+    queries: JFloatArray<'l>,
+    query_count: jint,
+    metric: JString<'l>,
+    k: jlong,
+    ef_search: jlong,
+    backend: JString<'l>,
+    nulls_first: jboolean,
+    batch_rows: jint,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
+        let mut search = search_arg(env, &vector_column, &queries, &metric)?;
+        let count = crate::limits::query_count("a batched search", query_count.into())?;
+        if search.query.is_empty() || !search.query.len().is_multiple_of(count) {
+            return Err(Error::invalid(format!(
+                "{} query values are not {count} vectors of one dimension",
+                search.query.len()
+            ))
+            .into());
+        }
+        let dimension = search.query.len() / count;
+        let each: Vec<Vec<f32>> = search.query.chunks_exact(dimension).map(<[f32]>::to_vec).collect();
+        search.k = crate::limits::top_k("k", k)?;
+        search.index = IndexUse::from_code(ef_search)?;
+        if !backend.is_null() {
+            search.backend = Backend::parse(&string(env, &backend)?)?;
+        }
+        search.nulls_first = nulls_first;
+        let rows = read.rows;
+        let found =
+            read.table.search_many(read.files, read.columns.as_deref(), read.filter.as_ref(), &search, &each, rows)?;
+        export_in_batches(found, rows, stream_address)
+    })
+}
+
+/// Exports `found` as a stream of batches of at most `rows` rows.
+fn export_in_batches(found: arrow::array::RecordBatch, rows: usize, stream_address: jlong) -> JniResult<()> {
+    let schema = found.schema();
+    let batches: Vec<_> = (0..found.num_rows())
+        .step_by(rows)
+        .map(|start| Ok(found.slice(start, rows.min(found.num_rows() - start))))
+        .collect();
+    export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new(batches, schema)), stream_address)
 }
 
 /// What every read of data files takes: the table (a copy of the handle's, so the read runs

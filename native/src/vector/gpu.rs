@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use arrow::buffer::BooleanBuffer;
 use rayon::prelude::*;
 
 use super::topk::{exact_top_k, Neighbor, TopK};
@@ -104,8 +105,18 @@ pub fn batch_top_k(
 const CPU_BATCH_ROWS: usize = 256;
 
 fn cpu_top_k(queries: &[FloatQuery], vectors: &[f32], k: usize) -> Vec<Vec<Neighbor>> {
+    cpu_masked_top_k(queries, vectors, None, k)
+}
+
+/// [`cpu_top_k`] among the rows `allowed` passes (every row without it).
+fn cpu_masked_top_k(
+    queries: &[FloatQuery],
+    vectors: &[f32],
+    allowed: Option<&BooleanBuffer>,
+    k: usize,
+) -> Vec<Vec<Neighbor>> {
     if queries.len() == 1 {
-        return vec![exact_top_k(&queries[0], vectors, None, 0, k).into_sorted()];
+        return vec![exact_top_k(&queries[0], vectors, allowed, 0, k).into_sorted()];
     }
     let dim = queries.first().map_or(1, FloatQuery::dimension);
     let fresh = || queries.iter().map(|_| TopK::new(k)).collect::<Vec<_>>();
@@ -114,10 +125,12 @@ fn cpu_top_k(queries: &[FloatQuery], vectors: &[f32], k: usize) -> Vec<Vec<Neigh
         .enumerate()
         .map(|(block, rows)| {
             let mut tops = fresh();
-            let first = (block * CPU_BATCH_ROWS) as u64;
+            let first = block * CPU_BATCH_ROWS;
             for (query, top) in queries.iter().zip(tops.iter_mut()) {
                 for (i, v) in rows.chunks_exact(dim).enumerate() {
-                    top.push(Neighbor { distance: query.distance(v), ordinal: first + i as u64 });
+                    if allowed.is_none_or(|a| a.value(first + i)) {
+                        top.push(Neighbor { distance: query.distance(v), ordinal: (first + i) as u64 });
+                    }
                 }
             }
             tops
@@ -129,6 +142,29 @@ fn cpu_top_k(queries: &[FloatQuery], vectors: &[f32], k: usize) -> Vec<Vec<Neigh
         .into_iter()
         .map(TopK::into_sorted)
         .collect()
+}
+
+/// For each of `queries` (checked, of one metric and dimension), the `k` rows of `vectors` nearest
+/// it among those `allowed` passes, nearest first, ordinals the rows' positions: one pass over the
+/// vectors for all the queries, block by block. On a GPU where `backend` chooses one and every row
+/// is allowed (the device compares every row); on the CPU otherwise. Every backend gives the same
+/// answer.
+pub fn masked_batch_top_k(
+    queries: &[FloatQuery],
+    vectors: &[f32],
+    allowed: &BooleanBuffer,
+    k: usize,
+    backend: Backend,
+) -> Result<Vec<Vec<Neighbor>>> {
+    let Some(first) = queries.first() else {
+        return Ok(Vec::new());
+    };
+    let every = allowed.count_set_bits() == allowed.len();
+    if every && !vectors.is_empty() && !matches!(backend.choose(queries.len().saturating_mul(vectors.len())), Backend::Cpu) {
+        let raw: Vec<Vec<f32>> = queries.iter().map(|q| q.vector().to_vec()).collect();
+        return Ok(batch_top_k(vectors, first.dimension(), first.metric(), &raw, k, backend)?.neighbors);
+    }
+    Ok(cpu_masked_top_k(queries, vectors, (!every).then_some(allowed), k))
 }
 
 #[cfg(feature = "cuda")]

@@ -15,7 +15,7 @@ pub mod topk;
 pub mod wgpu_backend;
 
 pub use metric::{FloatQuery, Metric};
-pub use search::{search_batches, IndexUse, Prepared, VectorSearch, Wanted, DISTANCE_COLUMN};
+pub use search::{search_batches, IndexUse, Prepared, VectorSearch, Wanted, DISTANCE_COLUMN, QUERY_COLUMN};
 pub use topk::{exact_top_k, Neighbor, TopK};
 
 /// Deterministic pseudo-random values in [-1, 1) (SplitMix64), for tests.

@@ -20,6 +20,8 @@ use crate::{Error, Result};
 
 /// The column a search adds to its rows: the distance from the query (smaller is nearer).
 pub const DISTANCE_COLUMN: &str = "_distance";
+/// Name of the column a batched search puts first: the position of the query a row answers.
+pub const QUERY_COLUMN: &str = "_query";
 
 /// What to search for.
 #[derive(Debug, Clone)]

@@ -9,8 +9,19 @@ pub(super) const EXACT_BELOW_EF_TIMES: usize = 64;
 /// filter refuses).
 pub(super) const EXACT_BELOW_SHARE: f64 = 0.02;
 
+/// What a search reads and returns, worked out once for all its files: the columns read (`read`,
+/// under `read_schema`), those returned (`output`), and the answer's schema (`out_schema`).
+struct SearchColumns<'f> {
+    read: Vec<String>,
+    read_schema: ArrowSchema,
+    output: Vec<String>,
+    out_schema: SchemaRef,
+    filter: Option<&'f Predicate>,
+    batch_rows: usize,
+}
+
 impl Table {
-    /// The `search.k` rows of `files` nearest the query among those `filter` passes, nearest first,
+    /// The `search.k` rows of `files` nearest `search.query` among those `filter` passes, nearest first,
     /// with the columns named in `columns` and their `_distance`; over a float vector column, a
     /// binary column of bit-packed vectors by `hamming` or `jaccard`, or a sparse vector column. Files are searched in parallel and
     /// their partial answers merged; ties go to the earlier file and row.
@@ -25,77 +36,159 @@ impl Table {
         let schema = self.arrow_schema()?;
         let query = search.prepare_any(&schema)?;
         let files = self.prune(files, filter)?;
+        let reading = self.search_columns(columns, filter, &search.column, batch_rows)?;
+        let empty = || Hits::new(reading.out_schema.clone(), search.wanted());
+        let hits = files
+            .into_par_iter()
+            .enumerate()
+            // Ordinals: the file's position in the high bits, the row within it in the low 40.
+            .map(|(i, file)| self.search_file(&file, (i as u64) << 40, &query, search, &reading))
+            .try_reduce(empty, |a, b| a.merge(b))?;
+        hits.finish()
+    }
+
+    /// For each of `queries` (vectors of `search.column`, searched by `search.metric` as `search`
+    /// says otherwise: k, index use, backend, where rows without a vector go), the `search.k` rows of
+    /// `files` nearest it among those `filter` passes, with the columns named in `columns` and their
+    /// `_distance`, after a `_query` column: the query's position in `queries`. One batch, the rows of
+    /// each query together in the order of `queries`, nearest first; each query's rows are those
+    /// [`Table::search`] returns for it. A data file's filter and deletes are read once for all the
+    /// queries, its vectors compared with every query in one pass of its sidecar (its HNSW graph,
+    /// where it answers, walked per query), and its rows fetched once; files are searched in parallel.
+    pub fn search_many(
+        &self,
+        files: Vec<DataFile>,
+        columns: Option<&[String]>,
+        filter: Option<&Predicate>,
+        search: &VectorSearch,
+        queries: &[Vec<f32>],
+        batch_rows: usize,
+    ) -> Result<RecordBatch> {
+        if queries.is_empty() {
+            return Err(Error::invalid("a batched vector search needs at least one query"));
+        }
+        let schema = self.arrow_schema()?;
+        let prepared = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                VectorSearch { query: q.clone(), ..search.clone() }
+                    .prepare_any(&schema)
+                    .map_err(|e| Error::invalid(format!("query {i}: {}", e.to_string().trim_start_matches("invalid argument: "))))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let files = self.prune(files, filter)?;
+        let reading = self.search_columns(columns, filter, &search.column, batch_rows)?;
+        let empty = || prepared.iter().map(|_| Hits::new(reading.out_schema.clone(), search.wanted())).collect::<Vec<_>>();
+        let answers = files
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, file)| {
+                let first = (i as u64) << 40;
+                if let Some(hits) = self.search_sidecar_many(&file, first, &prepared, search, &reading)? {
+                    return Ok(hits);
+                }
+                prepared.iter().map(|q| self.search_file(&file, first, q, search, &reading)).collect::<Result<Vec<_>>>()
+            })
+            .try_reduce(empty, |a, b| a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect())?;
+        let mut fields = vec![Arc::new(arrow::datatypes::Field::new(crate::vector::QUERY_COLUMN, DataType::Int32, false))];
+        fields.extend(reading.out_schema.fields().iter().cloned());
+        let out = Arc::new(ArrowSchema::new(fields));
+        let batches = answers
+            .into_iter()
+            .enumerate()
+            .map(|(q, hits)| {
+                let found = hits.finish()?;
+                let mut columns: Vec<ArrayRef> =
+                    vec![Arc::new(arrow::array::Int32Array::from(vec![q as i32; found.num_rows()]))];
+                columns.extend(found.columns().iter().cloned());
+                Ok(RecordBatch::try_new_with_options(
+                    out.clone(),
+                    columns,
+                    &RecordBatchOptions::new().with_row_count(Some(found.num_rows())),
+                )?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(arrow::compute::concat_batches(&out, &batches)?)
+    }
+
+    /// The columns a search reads (those asked for, the filter's and the vector column) and returns.
+    fn search_columns<'f>(
+        &self,
+        columns: Option<&[String]>,
+        filter: Option<&'f Predicate>,
+        vector_column: &str,
+        batch_rows: usize,
+    ) -> Result<SearchColumns<'f>> {
+        let schema = self.arrow_schema()?;
         let mut extra: Vec<String> = filter.map(|f| f.columns().into_iter().collect()).unwrap_or_default();
-        extra.push(search.column.clone());
+        extra.push(vector_column.to_owned());
         let (read, output) = self.read_set(columns, &extra)?;
         let read_schema =
             schema.project(&read.iter().map(|n| schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let output_schema = read_schema
             .project(&output.iter().map(|n| read_schema.index_of(n)).collect::<std::result::Result<Vec<_>, _>>()?)?;
         let out_schema = Hits::schema_for(&output_schema)?;
-        let empty = || Hits::new(out_schema.clone(), search.wanted());
-        let hits = files
-            .into_par_iter()
-            .enumerate()
-            .map(|(i, file)| {
-                // Ordinals: the file's position in the high bits, the row within it in the low 40.
-                let first = (i as u64) << 40;
-                match &query {
-                    Prepared::Float(query) => {
-                        if let Some(hits) =
-                            self.search_sidecar(&file, &output, &out_schema, query, search, filter, first)?
-                        {
-                            return Ok(hits);
-                        }
-                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_batches(
-                            stream.map(|b| b.map_err(Error::from)),
-                            &read_schema,
-                            &output,
-                            query,
-                            &search.column,
-                            filter,
-                            search.wanted(),
-                            first,
-                        )
-                    }
-                    // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
-                    Prepared::Bits(_) | Prepared::Sparse(_) => {
-                        let stream = self.scan_files(vec![file], Some(&read), batch_rows)?;
-                        search_row_batches(
-                            stream.map(|b| b.map_err(Error::from)),
-                            &read_schema,
-                            &output,
-                            &query,
-                            &search.column,
-                            filter,
-                            search.wanted(),
-                            first,
-                        )
-                    }
-                }
-            })
-            .try_reduce(empty, |a, b| a.merge(b))?;
-        hits.finish()
+        Ok(SearchColumns { read, read_schema, output, out_schema, filter, batch_rows })
     }
 
-    /// Searches one data file through the sidecar of its vector column: contiguous vectors, no
-    /// Parquet decoding but of the filter's columns and the k rows found. None when the file has no
-    /// usable sidecar (a file another writer made, or a damaged sidecar, which is reported), so that
-    /// the caller searches the Parquet column instead; the answer is the same either way.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn search_sidecar(
+    /// Searches one data file, its rows' ordinals from `first`: through its sidecar (and graph)
+    /// where it has one, else through the Parquet column.
+    fn search_file(
         &self,
         file: &DataFile,
-        output: &[String],
-        out_schema: &SchemaRef,
-        query: &FloatQuery,
+        first: u64,
+        query: &Prepared,
         search: &VectorSearch,
+        reading: &SearchColumns,
+    ) -> Result<Hits> {
+        let SearchColumns { read, read_schema, output, out_schema, filter, batch_rows } = reading;
+        match query {
+            Prepared::Float(query) => {
+                if let Some(hits) = self.search_sidecar(file, output, out_schema, query, search, *filter, first)? {
+                    return Ok(hits);
+                }
+                let stream = self.scan_files(vec![file.clone()], Some(read), *batch_rows)?;
+                search_batches(
+                    stream.map(|b| b.map_err(Error::from)),
+                    read_schema,
+                    output,
+                    query,
+                    &search.column,
+                    *filter,
+                    search.wanted(),
+                    first,
+                )
+            }
+            // Bit-packed and sparse vectors have no sidecar or graph: their own column is compared.
+            Prepared::Bits(_) | Prepared::Sparse(_) => {
+                let stream = self.scan_files(vec![file.clone()], Some(read), *batch_rows)?;
+                search_row_batches(
+                    stream.map(|b| b.map_err(Error::from)),
+                    read_schema,
+                    output,
+                    query,
+                    &search.column,
+                    *filter,
+                    search.wanted(),
+                    first,
+                )
+            }
+        }
+    }
+
+    /// The sidecar of `file`'s vector column, parsed, with the rows the filter passes (deleted
+    /// ones left out) and those of them that have a vector; None when the file has no usable
+    /// sidecar (a damaged one is reported), so that the caller searches the Parquet column.
+    fn sidecar_rows(
+        &self,
+        file: &DataFile,
+        column: &str,
+        dimension: usize,
         filter: Option<&Predicate>,
-        first_ordinal: u64,
-    ) -> Result<Option<Hits>> {
+    ) -> Result<Option<(i32, Bytes, BooleanBuffer, BooleanBuffer)>> {
         let schema = self.arrow_schema()?;
-        let Some(id) = schema.field_with_name(&search.column).ok().and_then(field_id) else {
+        let Some(id) = schema.field_with_name(column).ok().and_then(field_id) else {
             return Ok(None);
         };
         let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
@@ -103,8 +196,8 @@ impl Table {
             return Ok(None);
         };
         let rows = usize::try_from(file.record_count).unwrap_or(0);
-        let sidecar = match Sidecar::parse(&region, rows, query.dimension(), &self.storage.uri(&path)) {
-            Ok(sidecar) => sidecar,
+        let validity = match Sidecar::parse(&region, rows, dimension, &self.storage.uri(&path)) {
+            Ok(sidecar) => sidecar.validity.clone(),
             Err(e) => {
                 warn(&format!("{e}; searching the data file instead"));
                 return Ok(None);
@@ -125,7 +218,32 @@ impl Table {
                 bits.finish()
             }
         };
-        let with_vector = &sidecar.validity & &passed;
+        let with_vector = &validity & &passed;
+        Ok(Some((id, region, passed, with_vector)))
+    }
+
+    /// Searches one data file through the sidecar of its vector column: contiguous vectors, no
+    /// Parquet decoding but of the filter's columns and the k rows found. None when the file has no
+    /// usable sidecar (a file another writer made, or a damaged sidecar, which is reported), so that
+    /// the caller searches the Parquet column instead; the answer is the same either way.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn search_sidecar(
+        &self,
+        file: &DataFile,
+        output: &[String],
+        out_schema: &SchemaRef,
+        query: &FloatQuery,
+        search: &VectorSearch,
+        filter: Option<&Predicate>,
+        first_ordinal: u64,
+    ) -> Result<Option<Hits>> {
+        let Some((id, region, passed, with_vector)) =
+            self.sidecar_rows(file, &search.column, query.dimension(), filter)?
+        else {
+            return Ok(None);
+        };
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let sidecar = Sidecar::parse(&region, rows, query.dimension(), "sidecar")?;
         let mut hits = Hits::new(out_schema.clone(), search.wanted());
         let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
         match self.search_graph(file, id, query, search, &sidecar, &with_vector)? {
@@ -138,6 +256,80 @@ impl Table {
             }
         }
         Ok(Some(hits))
+    }
+
+    /// [`Table::search_sidecar`] for many float queries at once: the filter and deletes read once,
+    /// the graph walked per query where it answers, the other queries compared with every vector
+    /// in one pass, and the rows any query found fetched once. None when a query is not a float
+    /// one or the file has no usable sidecar.
+    fn search_sidecar_many(
+        &self,
+        file: &DataFile,
+        first_ordinal: u64,
+        queries: &[Prepared],
+        search: &VectorSearch,
+        reading: &SearchColumns,
+    ) -> Result<Option<Vec<Hits>>> {
+        let floats: Vec<&FloatQuery> = queries
+            .iter()
+            .filter_map(|q| match q {
+                Prepared::Float(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let Some(first_query) = floats.first().filter(|_| floats.len() == queries.len()) else {
+            return Ok(None);
+        };
+        let dimension = first_query.dimension();
+        let Some((id, region, passed, with_vector)) =
+            self.sidecar_rows(file, &search.column, dimension, reading.filter)?
+        else {
+            return Ok(None);
+        };
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let sidecar = Sidecar::parse(&region, rows, dimension, "sidecar")?;
+        let mut found = floats
+            .iter()
+            .map(|q| self.search_graph(file, id, q, search, &sidecar, &with_vector))
+            .collect::<Result<Vec<_>>>()?;
+        let exact: Vec<usize> = (0..found.len()).filter(|&i| found[i].is_none()).collect();
+        if !exact.is_empty() {
+            let compared: Vec<FloatQuery> = exact.iter().map(|&i| floats[i].clone()).collect();
+            let tops = crate::vector::gpu::masked_batch_top_k(
+                &compared,
+                sidecar.vectors(),
+                &with_vector,
+                search.k,
+                search.backend,
+            )?;
+            for (&i, top) in exact.iter().zip(tops) {
+                found[i] = Some(top);
+            }
+        }
+        // Every row an answer can take: those found, and the first k the filter passes without a vector.
+        let mut wanted: Vec<u32> =
+            found.iter().flatten().flat_map(|hits| hits.iter().map(|n| n.ordinal as u32)).collect();
+        wanted.extend((&passed & &!&sidecar.validity).set_indices().take(search.k).map(|p| p as u32));
+        wanted.sort_unstable();
+        wanted.dedup();
+        let fetched = self.take_rows(file, &reading.output, &UInt32Array::from(wanted.clone()))?;
+        let take = |positions: &UInt32Array| -> Result<Vec<ArrayRef>> {
+            let at = UInt32Array::from_iter_values(
+                positions.values().iter().map(|p| wanted.binary_search(p).expect("every row an answer takes was fetched") as u32),
+            );
+            fetched.iter().map(|c| Ok(arrow::compute::take(c.as_ref(), &at, None)?)).collect()
+        };
+        found
+            .into_iter()
+            .map(|top| {
+                let top = top.expect("every query was searched");
+                let mut hits = Hits::new(reading.out_schema.clone(), search.wanted());
+                let top = top.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
+                hits.add_found(top, &with_vector, &passed, first_ordinal, take)?;
+                Ok(hits)
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 
     /// Maps a file kept beside a data file (a sidecar, a graph), or None when it is missing or

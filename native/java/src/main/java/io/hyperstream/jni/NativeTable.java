@@ -308,6 +308,40 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
+     * Many searches at once (a similarity join's batch): for each of {@code searches}, the rows
+     * {@link #search} returns for it, after a first {@code _query} column (int) holding the search's
+     * position in {@code searches}; the rows of each search together, in their order, nearest first.
+     * The searches differ only in their queries (one column, metric, k, index use, backend and
+     * null order; a search that differs otherwise is refused). Each data file's filter and deletes
+     * are read once for all of them and its vectors compared with every query in one pass.
+     */
+    public ArrowReader searchMany(BufferAllocator allocator, String[] dataFiles, String[] columns, String filter,
+            List<VectorSearch> searches, int batchRows) {
+        if (searches.isEmpty()) {
+            throw new InvalidArgumentException("a batched vector search needs at least one query");
+        }
+        VectorSearch first = searches.get(0);
+        int dimension = first.query().length;
+        float[] queries = new float[Math.multiplyExact(dimension, searches.size())];
+        for (int i = 0; i < searches.size(); i++) {
+            VectorSearch s = searches.get(i);
+            if (!s.withQuery(first.query()).equals(first)) {
+                throw new InvalidArgumentException("search " + i + " of a batch differs from the first in more than its query: "
+                        + s + " vs " + first);
+            }
+            float[] query = s.query();
+            if (query.length != dimension) {
+                throw new InvalidArgumentException("query " + i + " of a batch has " + query.length + " values, the first "
+                        + dimension);
+            }
+            System.arraycopy(query, 0, queries, i * dimension, dimension);
+        }
+        return call(h -> ArrowStreams.importStream(allocator, address -> searchManyNative(h, dataFiles, columns, filter,
+                first.column(), queries, searches.size(), first.metric(), first.k(), first.efSearch(), first.backend(),
+                first.nullsFirst(), batchRows, address)));
+    }
+
+    /**
      * The values of the bigint column {@code keyColumn} of the {@code search.k()} rows nearest the
      * query, nearest first: {@link #search} for callers that want only the rows' keys (and no Arrow).
      */
@@ -695,6 +729,10 @@ public final class NativeTable extends NativeHandle {
 
     private static native void searchNative(long handle, String[] dataFiles, String[] columns, String filter,
             String vectorColumn, float[] query, String metric, long k, long efSearch, String backend,
+            boolean nullsFirst, int batchRows, long streamAddress);
+
+    private static native void searchManyNative(long handle, String[] dataFiles, String[] columns, String filter,
+            String vectorColumn, float[] queries, int queryCount, String metric, long k, long efSearch, String backend,
             boolean nullsFirst, int batchRows, long streamAddress);
 
     private static native long createVectorIndexNative(long handle, String column, String definition);

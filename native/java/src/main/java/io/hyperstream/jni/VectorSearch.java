@@ -33,6 +33,8 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
         boolean nullsFirst) {
     /** Name of the column a search appends: the distance from the query, smaller is nearer. */
     public static final String DISTANCE_COLUMN = "_distance";
+    /** Name of the column a batched search ({@link NativeTable#searchMany}) puts first: the position of the search a row answers. */
+    public static final String QUERY_COLUMN = "_query";
     /** {@link #efSearch()}: the library's default use of the index. */
     public static final long EF_DEFAULT = 0;
     /** {@link #efSearch()}: exact search, whatever index the column has. */
@@ -70,6 +72,11 @@ public record VectorSearch(String column, float[] query, String metric, long k, 
             query[i] = bits[i] & 0xff;
         }
         return query;
+    }
+
+    /** This search with another query. */
+    public VectorSearch withQuery(float[] other) {
+        return new VectorSearch(column, other, metric, k, efSearch, backend, nullsFirst);
     }
 
     /** This search with another {@link #efSearch()}. */

@@ -312,6 +312,46 @@ class NativeSearchTest {
         }
     }
 
+    /** A batched search answers each of its queries as that query's own search does. */
+    @Test
+    void aBatchedSearchAnswersEachQueryAsItsOwnSearch() throws Exception {
+        try (NativeTable table = table()) {
+            table.createVectorIndex("embedding", "{\"metric\":\"cosine\",\"m\":8}");
+            String[] files = table.dataFiles(TableVersion.CURRENT);
+            Random random = new Random(3);
+            List<VectorSearch> searches = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                float[] q = vectors[random.nextInt(vectors.length)].clone();
+                q[2] -= 0.2f;
+                searches.add(new VectorSearch("embedding", q, "cosine", 6).withEfSearch(12));
+            }
+            String filter = Filters.in("category", List.of(1, 4, 8));
+            List<List<Hit>> answers = new ArrayList<>();
+            searches.forEach(s -> answers.add(new ArrayList<>()));
+            try (ArrowReader reader = table.searchMany(allocator, files, new String[] {"id"}, filter, searches, 50)) {
+                while (reader.loadNextBatch()) {
+                    VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                    assertEquals(List.of(VectorSearch.QUERY_COLUMN, "id", VectorSearch.DISTANCE_COLUMN),
+                            root.getSchema().getFields().stream().map(Field::getName).toList());
+                    for (int r = 0; r < root.getRowCount(); r++) {
+                        answers.get(((IntVector) root.getVector(0)).get(r)).add(
+                                new Hit(((BigIntVector) root.getVector(1)).get(r), ((Float8Vector) root.getVector(2)).get(r)));
+                    }
+                }
+            }
+            for (int i = 0; i < searches.size(); i++) {
+                assertEquals(search(table, files, filter, searches.get(i)), answers.get(i), "query " + i);
+            }
+            InvalidArgumentException mixed = assertThrows(InvalidArgumentException.class, () -> table.searchMany(allocator, files,
+                    null, null, List.of(searches.get(0), searches.get(1).withEfSearch(3)), 50));
+            assertTrue(mixed.getMessage().contains("search 1 of a batch differs from the first"), mixed.getMessage());
+            InvalidArgumentException shorter = assertThrows(InvalidArgumentException.class, () -> table.searchMany(allocator,
+                    files, null, null, List.of(searches.get(0), searches.get(1).withQuery(new float[] {1, 2})), 50));
+            assertTrue(shorter.getMessage().contains("query 1 of a batch has 2 values"), shorter.getMessage());
+            assertThrows(InvalidArgumentException.class, () -> table.searchMany(allocator, files, null, null, List.of(), 50));
+        }
+    }
+
     @Test
     void searchPlansAreNamedAndBadNamesRefused() {
         assertEquals(SearchPlan.DISTRIBUTED, SearchPlan.of("p", " Distributed "));
