@@ -52,6 +52,28 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         this.limit = limit;
     }
 
+    PathOptions options() {
+        return options;
+    }
+
+    StructType tableColumns() {
+        return tableColumns;
+    }
+
+    /** The native filter of every predicate pushed into the scan; null for none. */
+    String pushedFilter() {
+        return filter;
+    }
+
+    boolean isSearch() {
+        return search != null;
+    }
+
+    /** The data files the read covers (see {@link #files()}). */
+    String[] plannedFiles() {
+        return files().clone();
+    }
+
     @Override
     public StructType readSchema() {
         return readSchema;

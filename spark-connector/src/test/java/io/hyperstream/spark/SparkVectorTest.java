@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -456,6 +457,97 @@ class SparkVectorTest {
             spark.conf().unset("spark.hyperstream.vector.search.plan");
             spark.conf().unset("spark.hyperstream.vector.search.ef");
         }
+    }
+
+    /**
+     * A similarity join of 1,000 queries returns, for each, exactly the k nearest rows the filter
+     * passes (by a Java reference), over several tasks; through an HNSW index it keeps its recall.
+     */
+    @Test
+    void aSimilarityJoinAnswersEveryQueryWithItsNearestRows() throws Exception {
+        Random random = new Random(17);
+        List<Row> queryRows = new ArrayList<>();
+        double[][] queries = new double[1000][DIM];
+        for (int q = 0; q < queries.length; q++) {
+            List<Float> v = new ArrayList<>();
+            for (int j = 0; j < DIM; j++) {
+                queries[q][j] = (float) random.nextGaussian();
+                v.add((float) queries[q][j]);
+            }
+            queryRows.add(RowFactory.create(q, v));
+        }
+        queryRows.add(RowFactory.create(-1, null)); // a query without a vector has no neighbours
+        StructType querySchema = new StructType().add("qid", DataTypes.IntegerType, false)
+                .add("qvec", DataTypes.createArrayType(DataTypes.FloatType, false), true);
+        Dataset<Row> querySet = spark.createDataFrame(queryRows, querySchema).repartition(4);
+        Dataset<Row> table = spark.read().format("hyperstream").load(path).where("category IN ('c3', 'c7')")
+                .select("id", "category");
+        Dataset<Row> joined = VectorJoin.nearest(querySet, "qvec", table, "embedding", 5, "l2");
+        assertEquals(List.of("qid", "qvec", "id", "category", "_distance"), Arrays.asList(joined.schema().fieldNames()));
+        assertEquals(4, joined.rdd().getNumPartitions(), "a task per partition of the queries");
+        java.util.Map<Integer, List<Row>> byQuery = new java.util.TreeMap<>();
+        for (Row row : joined.collectAsList()) {
+            byQuery.computeIfAbsent(row.getInt(0), q -> new ArrayList<>()).add(row);
+        }
+        assertEquals(1000, byQuery.size(), "every query with a vector, and only those");
+        for (int q = 0; q < queries.length; q++) {
+            double[] query = queries[q];
+            List<Hit> want = new ArrayList<>();
+            for (int id = 0; id < ROWS; id++) {
+                if (id % 10 == 3 || id % 10 == 7) {
+                    double sum = 0;
+                    for (int j = 0; j < DIM; j++) {
+                        sum += Math.pow(vectors[id][j] - query[j], 2);
+                    }
+                    want.add(new Hit(id, Math.sqrt(sum)));
+                }
+            }
+            want.sort(Comparator.comparingDouble(Hit::value));
+            List<Row> got = byQuery.get(q);
+            assertEquals(5, got.size(), "query " + q);
+            for (int i = 0; i < 5; i++) {
+                assertEquals(want.get(i).id(), got.get(i).getLong(2), "query " + q + " rank " + i);
+                assertEquals("c" + (want.get(i).id() % 10), got.get(i).getString(3));
+                assertEquals(want.get(i).value(), got.get(i).getDouble(4), 1e-4);
+            }
+        }
+        // Through HNSW graphs (a short candidate list keeps them in use on these small files).
+        String indexed = Files.createTempDirectory("hyperstream-spark-join").resolve("docs").toString();
+        spark.read().format("hyperstream").load(path).select("id", "category", "embedding").repartition(2).write()
+                .format("hyperstream").option("vector.embedding.dimension", DIM)
+                .option("vector.embedding.index", "{\"metric\":\"l2\",\"m\":12}").mode("append").save(indexed);
+        spark.conf().set("spark.hyperstream.vector.search.ef", "16");
+        try {
+            Dataset<Row> graph = VectorJoin.nearest(querySet, "qvec", spark.read().format("hyperstream").load(indexed).select("id"),
+                    "embedding", 10, "l2");
+            Dataset<Row> exact = VectorJoin.nearest(querySet, "qvec", spark.read().format("hyperstream")
+                    .option("vector.search.ef", "-1").load(indexed).select("id"), "embedding", 10, "l2");
+            java.util.Set<String> truth = new java.util.HashSet<>();
+            exact.collectAsList().forEach(r -> truth.add(r.getInt(0) + ":" + r.getLong(2)));
+            List<Row> approximate = graph.collectAsList();
+            assertEquals(10_000, approximate.size());
+            long found = approximate.stream().filter(r -> truth.contains(r.getInt(0) + ":" + r.getLong(2))).count();
+            assertTrue(found >= 9_000, "recall@10 of the graphs: " + found / 10_000.0);
+        } finally {
+            spark.conf().unset("spark.hyperstream.vector.search.ef");
+        }
+        // What the join refuses, by name.
+        Dataset<Row> docs = spark.read().format("hyperstream").load(path);
+        Exception bad = assertThrows(IllegalArgumentException.class, () -> VectorJoin.nearest(querySet, "qvec",
+                docs.where("substring(category, 2) = '3'"), "embedding", 5, "l2"));
+        assertTrue(bad.getMessage().contains("every predicate one the native scan runs"), bad.getMessage());
+        bad = assertThrows(IllegalArgumentException.class, () -> VectorJoin.nearest(querySet.withColumnRenamed("qid", "id"), "qvec",
+                docs.select("id"), "embedding", 5, "l2"));
+        assertTrue(bad.getMessage().contains("column 'id' is on both sides"), bad.getMessage());
+        bad = assertThrows(IllegalArgumentException.class, () -> VectorJoin.nearest(querySet, "qid", docs.select("id"),
+                "embedding", 5, "l2"));
+        assertTrue(bad.getMessage().contains("query column 'qid' is int, not an array of numbers"), bad.getMessage());
+        bad = assertThrows(IllegalArgumentException.class, () -> VectorJoin.nearest(querySet, "qvec", docs.select("id"),
+                "vec", 5, "l2"));
+        assertTrue(bad.getMessage().contains("vector column 'vec' is not a column of the table"), bad.getMessage());
+        Exception metric = assertThrows(Exception.class, () -> VectorJoin.nearest(querySet, "qvec", docs.select("id"),
+                "embedding", 5, "manhattanish").collectAsList());
+        assertTrue(LocalSpark.messages(metric).contains("manhattanish"), LocalSpark.messages(metric));
     }
 
     @Test

@@ -30,7 +30,7 @@ import java.util.Objects;
  * before them, up to k ({@code NULLS FIRST}).
  */
 public record VectorSearch(String column, float[] query, String metric, long k, long efSearch, String backend,
-        boolean nullsFirst) {
+        boolean nullsFirst) implements java.io.Serializable {
     /** Name of the column a search appends: the distance from the query, smaller is nearer. */
     public static final String DISTANCE_COLUMN = "_distance";
     /** Name of the column a batched search ({@link NativeTable#searchMany}) puts first: the position of the search a row answers. */
