@@ -135,6 +135,24 @@ def distributed_top_k(spark):
     spark.conf.unset("spark.hyperstream.vector.search.plan")
 
 
+def similarity_join(spark):
+    """A similarity join, its queries spread over tasks on both executors, answers each as its own top-k."""
+    from pyspark.sql import DataFrame
+    queries = spark.range(1, 41, 1, 4).selectExpr("id AS qid", "array(float(id) / 40, 0.5f, 0.25f, 1.0f) AS qvec")
+    table = spark.table("lake.db.items").where("category <> 'c0'").select("id")
+    jdf = spark._jvm.io.hyperstream.spark.VectorJoin.nearest(queries._jdf, "qvec", table._jdf, "embedding", 3, "l2")
+    joined = DataFrame(jdf, spark).collect()
+    check(len(joined) == 120, f"{len(joined)} rows, not 3 for each of 40 queries")
+    got = {}
+    for row in sorted(joined, key=lambda r: (r["qid"], r["_distance"], r["id"])):
+        got.setdefault(row["qid"], []).append(row["id"])
+    for q in (1, 17, 40):
+        vector = f"array({q / 40}, 0.5, 0.25, 1.0)"
+        alone = spark.sql(f"SELECT id FROM lake.db.items WHERE category <> 'c0' "
+                          f"ORDER BY lake.l2_distance(embedding, {vector}), id LIMIT 3").collect()
+        check(got[q] == [r["id"] for r in alone], f"query {q}: {got[q]} vs {alone}")
+
+
 def deletes(spark):
     spark.sql("DELETE FROM lake.db.items WHERE id < 500")
     check(spark.sql("SELECT count(*) FROM lake.db.items").collect()[0][0] == ROWS - 500, "rows after DELETE")
@@ -177,6 +195,7 @@ def main():
     tables_writes_and_reads(spark, root)
     pushed_filter_and_top_k(spark)
     distributed_top_k(spark)
+    similarity_join(spark)
     deletes(spark)
     arrays(spark, scratch)
     a_failing_task_commits_nothing(spark, root)

@@ -16,7 +16,9 @@ import org.apache.spark.sql.SparkSession;
  * End-to-end exact top-10 through Spark SQL ({@code ORDER BY hyperstream.l2_distance(embedding,
  * <literal>) LIMIT 10}, pushed into the scan as a native top-k) against the native search call on
  * the same stored table in the same process: medians over single queries, with their ratio. The
- * table is the sample table's rows (100,000 x 768 by default) written by Spark as 4 data files.
+ * table is the sample table's rows (100,000 x 768 by default) written by Spark as 4 data files. The
+ * same query runs in one task (the single plan, what the figures of the native call compare with)
+ * and divided among four (the distributed plan), and both plans are printed.
  *
  * <pre>./build-connectors.sh bench topk [rows (100000)] [queries (20)]</pre>
  */
@@ -32,6 +34,7 @@ public final class TopKBenchmark {
         ScanBenchmark.delete(new java.io.File(path));
         SparkSession spark = LocalSpark.start("hyperstream-topk-bench");
         spark.sparkContext().setLogLevel("WARN");
+        spark.conf().set("spark.hyperstream.vector.search.plan", "single");
         try {
             spark.read().format("hyperstream").option("sample.rows", rows).option("sample.dimension", DIM).load()
                     .repartition(4).write().format("hyperstream").option("vector.embedding.dimension", DIM)
@@ -46,6 +49,7 @@ public final class TopKBenchmark {
             List<Double> floorMs = new ArrayList<>();
             List<Double> nativeMs = new ArrayList<>();
             List<Double> sparkMs = new ArrayList<>();
+            List<Double> distributedMs = new ArrayList<>();
             // Keys only, no Arrow: the Spark 3.5 line runs this against the shaded JAR.
             try (NativeTable table = NativeTable.load(path, Map.of())) {
                 String[] files = table.dataFiles(TableVersion.CURRENT);
@@ -63,13 +67,21 @@ public final class TopKBenchmark {
                     spark.sql("SELECT id FROM tiny ORDER BY hyperstream.l2_distance(embedding, " + literal(query) + ") LIMIT 10")
                             .collectAsList();
                     double floorTime = (System.nanoTime() - start) / 1e6;
-                    if (!got.equals(expected)) {
-                        throw new IllegalStateException("Spark's top-10 " + got + " differs from the native " + expected);
+                    spark.conf().set("spark.hyperstream.vector.search.plan", "distributed");
+                    start = System.nanoTime();
+                    List<Long> spread = spark.sql("SELECT id FROM items ORDER BY hyperstream.l2_distance(embedding, "
+                            + literal(query) + ") LIMIT 10").collectAsList().stream().map(r -> r.getLong(0)).toList();
+                    double distributedTime = (System.nanoTime() - start) / 1e6;
+                    spark.conf().set("spark.hyperstream.vector.search.plan", "single");
+                    if (!got.equals(expected) || !spread.equals(expected)) {
+                        throw new IllegalStateException("Spark's top-10 " + got + " (distributed: " + spread
+                                + ") differs from the native " + expected);
                     }
                     if (q >= 0) { // the first three warm up
                         nativeMs.add(nativeTime);
                         sparkMs.add(sparkTime);
                         floorMs.add(floorTime);
+                        distributedMs.add(distributedTime);
                     }
                 }
             }
@@ -84,6 +96,14 @@ public final class TopKBenchmark {
             double f = median(floorMs);
             System.out.printf("| Spark floor: the same query over a 10-row table | %.2f | %.2f |%n", f, f / n);
             System.out.printf("| Spark less its floor | %.2f | %.2f |%n", s - f, (s - f) / n);
+            double d = median(distributedMs);
+            System.out.printf("| Spark SQL, the same top-k distributed (a task per file, Spark's top-k over them) | %.2f | %.2f |%n",
+                    d, d / n);
+            spark.conf().set("spark.hyperstream.vector.search.plan", "distributed");
+            String q = "SELECT id FROM items ORDER BY hyperstream.l2_distance(embedding, " + literal(query(0)) + ") LIMIT 10";
+            System.out.println("distributed plan: " + spark.sql(q).queryExecution().executedPlan().toString().replaceAll("\\[[-0-9.E, ]{200,}\\]", "[...]"));
+            spark.conf().set("spark.hyperstream.vector.search.plan", "single");
+            System.out.println("single plan: " + spark.sql(q).queryExecution().executedPlan().toString().replaceAll("\\[[-0-9.E, ]{200,}\\]", "[...]"));
             System.out.println("(./build-connectors.sh bench topk " + rows + " " + queries + ")");
         } finally {
             spark.stop();

@@ -58,7 +58,7 @@ final class HyperStreamConnector implements Connector {
         this.splitManager = new HyperStreamSplitManager(config);
         this.pageSourceProvider = new HyperStreamPageSourceProvider(config);
         this.procedures = new TableProcedures(config).procedures();
-        this.tableFunctions = Set.of(new VectorSearchFunction(config));
+        this.tableFunctions = Set.of(new VectorSearchFunction(config), new VectorJoinFunction(config));
     }
 
     @Override

@@ -216,6 +216,16 @@ final class VectorFunctions implements FunctionProvider {
         return values;
     }
 
+    /** The workers' processors of the table functions that have them ({@code vector_join}). */
+    @Override
+    public io.trino.spi.function.table.TableFunctionProcessorProvider getTableFunctionProcessorProvider(
+            io.trino.spi.function.table.ConnectorTableFunctionHandle handle) {
+        if (handle instanceof VectorJoinFunction.Handle) {
+            return VectorJoinFunction.processors();
+        }
+        return FunctionProvider.super.getTableFunctionProcessorProvider(handle);
+    }
+
     static Optional<FunctionProvider> provider() {
         return Optional.of(new VectorFunctions());
     }

@@ -417,6 +417,81 @@ class TestVectorPushdown {
                 e.getMessage());
     }
 
+    /**
+     * A similarity join of 1,000 queries returns, for each, exactly the k nearest rows the filter
+     * passes (a Java reference over the same vectors), with the query's columns passed through;
+     * through HNSW graphs it keeps its recall.
+     */
+    @Test
+    void theVectorJoinTableFunctionAnswersEveryQueryWithItsNearestRows() {
+        runner.execute("CREATE TABLE queries AS SELECT q AS qid, transform(sequence(1, " + DIM + "), "
+                + "j -> CAST(sin(q * 1.7 + j * 0.37) * 2 AS real)) AS qvec FROM UNNEST(sequence(1, 1000)) AS t(q)");
+        runner.execute("INSERT INTO queries VALUES (0, NULL)");
+        Map<Long, float[]> queries = new java.util.HashMap<>();
+        for (MaterializedRow row : runner.execute("SELECT qid, qvec FROM queries WHERE qvec IS NOT NULL").getMaterializedRows()) {
+            @SuppressWarnings("unchecked")
+            List<Float> v = (List<Float>) row.getField(1);
+            float[] q = new float[DIM];
+            for (int j = 0; j < DIM; j++) {
+                q[j] = v.get(j);
+            }
+            queries.put(((Number) row.getField(0)).longValue(), q);
+        }
+        String join = "SELECT qid, id, category, _distance FROM TABLE(lake.system.vector_join(input => TABLE(SELECT qid, qvec FROM queries), "
+                + "query_column => 'qvec', schema_name => 'db', table_name => 'docs', column_name => 'embedding', k => 5, "
+                + "metric => 'l2', filter => 'category IN (''c3'', ''c7'') AND id >= 100')) ORDER BY qid, _distance";
+        Map<Long, List<MaterializedRow>> byQuery = new java.util.TreeMap<>();
+        for (MaterializedRow row : runner.execute(join).getMaterializedRows()) {
+            byQuery.computeIfAbsent(((Number) row.getField(0)).longValue(), q -> new ArrayList<>()).add(row);
+        }
+        assertEquals(queries.keySet(), byQuery.keySet(), "every query with a vector, and only those");
+        for (Map.Entry<Long, float[]> entry : queries.entrySet()) {
+            float[] q = entry.getValue();
+            List<Hit> want = new ArrayList<>();
+            for (int id = 100; id < vectors.length; id++) {
+                if (id % 10 == 3 || id % 10 == 7) {
+                    double sum = 0;
+                    for (int j = 0; j < DIM; j++) {
+                        sum += Math.pow((double) vectors[id][j] - q[j], 2);
+                    }
+                    want.add(new Hit(id, Math.sqrt(sum)));
+                }
+            }
+            want.sort(Comparator.comparingDouble(Hit::value));
+            List<MaterializedRow> got = byQuery.get(entry.getKey());
+            assertEquals(5, got.size(), "query " + entry.getKey());
+            for (int i = 0; i < 5; i++) {
+                assertEquals(want.get(i).id(), got.get(i).getField(1), "query " + entry.getKey() + " rank " + i);
+                assertEquals(category(want.get(i).id()), got.get(i).getField(2));
+                assertEquals(want.get(i).value(), (Double) got.get(i).getField(3), 1e-4);
+            }
+        }
+        // Through HNSW graphs, with a short candidate list that keeps them in use on these small files.
+        writeTable(root.resolve("db").resolve("joined").toString());
+        runner.execute("CALL lake.system.create_vector_index('db', 'joined', 'embedding', '{\"metric\":\"l2\",\"m\":12}')");
+        String graphJoin = "SELECT qid, id FROM TABLE(lake.system.vector_join(input => TABLE(queries), query_column => 'qvec', "
+                + "schema_name => 'db', table_name => 'joined', column_name => 'embedding', k => 10))";
+        Session graph = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", "16").build();
+        Session exact = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", "-1").build();
+        java.util.Set<List<Object>> truth = new java.util.HashSet<>();
+        runner.execute(exact, graphJoin).getMaterializedRows().forEach(r -> truth.add(r.getFields()));
+        List<MaterializedRow> approximate = runner.execute(graph, graphJoin).getMaterializedRows();
+        assertEquals(10_000, approximate.size());
+        long found = approximate.stream().filter(r -> truth.contains(r.getFields())).count();
+        assertTrue(found >= 9_000, "recall@10 of the graphs: " + found / 10_000.0);
+        // What it refuses, by name.
+        for (String[] bad : new String[][] {
+            {"query_column => 'qid'", "query column 'qid' is bigint, not array(real) or array(double)"},
+            {"query_column => 'nope'", "query column 'nope' is not a column of the input"},
+            {"query_column => 'qvec', filter => 'category ='", "expected a number, a 'string', TRUE or FALSE"},
+            {"query_column => 'qvec', k => 0", "k must be between 1 and"},
+        }) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("SELECT * FROM TABLE(lake.system.vector_join("
+                    + "input => TABLE(queries), " + bad[0] + ", schema_name => 'db', table_name => 'docs', column_name => 'embedding'))"));
+            assertTrue(e.getMessage().contains(bad[1]), e.getMessage());
+        }
+    }
+
     private String explain(Session session, String sql) {
         return (String) runner.execute(session, "EXPLAIN " + sql).getOnlyValue();
     }

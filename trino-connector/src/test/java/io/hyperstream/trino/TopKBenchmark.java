@@ -56,6 +56,11 @@ public final class TopKBenchmark {
             String path = root.resolve("db").resolve("items").toString();
             List<Double> nativeMs = new ArrayList<>();
             List<Double> trinoMs = new ArrayList<>();
+            List<Double> distributedMs = new ArrayList<>();
+            io.trino.Session single = io.trino.Session.builder(runner.getDefaultSession())
+                    .setCatalogSessionProperty("lake", "vector_search_plan", "single").build();
+            io.trino.Session distributed = io.trino.Session.builder(runner.getDefaultSession())
+                    .setCatalogSessionProperty("lake", "vector_search_plan", "distributed").build();
             int files;
             try (BufferAllocator allocator = Allocators.child("topk-bench");
                     NativeTable table = NativeTable.load(path, Map.of())) {
@@ -68,19 +73,25 @@ public final class TopKBenchmark {
                             new VectorSearch("embedding", query, "l2", 10), 1024));
                     double nativeTime = (System.nanoTime() - start) / 1e6;
                     start = System.nanoTime();
-                    List<Long> got = runner.execute("SELECT id FROM items ORDER BY euclidean_distance(embedding, "
+                    List<Long> got = runner.execute(single, "SELECT id FROM items ORDER BY euclidean_distance(embedding, "
                             + literal(query) + ") LIMIT 10").getOnlyColumn().map(Long.class::cast).toList();
                     double trinoTime = (System.nanoTime() - start) / 1e6;
                     start = System.nanoTime();
+                    List<Long> spread = runner.execute(distributed, "SELECT id FROM items ORDER BY euclidean_distance(embedding, "
+                            + literal(query) + ") LIMIT 10").getOnlyColumn().map(Long.class::cast).toList();
+                    double distributedTime = (System.nanoTime() - start) / 1e6;
+                    start = System.nanoTime();
                     runner.execute("SELECT id FROM tiny ORDER BY euclidean_distance(embedding, " + literal(query) + ") LIMIT 10");
                     double floorTime = (System.nanoTime() - start) / 1e6;
-                    if (!got.equals(expected)) {
-                        throw new IllegalStateException("Trino's top-10 " + got + " differs from the native " + expected);
+                    if (!got.equals(expected) || !spread.equals(expected)) {
+                        throw new IllegalStateException("Trino's top-10 " + got + " (distributed: " + spread
+                                + ") differs from the native " + expected);
                     }
                     if (q >= 0) { // the first three warm up
                         nativeMs.add(nativeTime);
                         trinoMs.add(trinoTime);
                         floorMs.add(floorTime);
+                        distributedMs.add(distributedTime);
                     }
                 }
             }
@@ -95,6 +106,14 @@ public final class TopKBenchmark {
             double f = median(floorMs);
             OUT.printf("| Trino floor: the same query over a 10-row table | %.2f | %.2f |%n", f, f / n);
             OUT.printf("| Trino less its floor | %.2f | %.2f |%n", t - f, (t - f) / n);
+            double d = median(distributedMs);
+            OUT.printf("| Trino, the same top-k distributed (a split per file, Trino's TopN over them) | %.2f | %.2f |%n", d, d / n);
+            String q = "SELECT id FROM items ORDER BY euclidean_distance(embedding, " + literal(query(0)) + ") LIMIT 10";
+            for (io.trino.Session session : List.of(single, distributed)) {
+                String plan = (String) runner.execute(session, "EXPLAIN " + q).getOnlyValue();
+                OUT.println(plan.lines().filter(l -> l.contains("TopN") || l.contains("nativeTopK"))
+                        .map(l -> l.replaceAll("\\[[-0-9.E, ]{200,}\\]", "[...]")).collect(java.util.stream.Collectors.joining("\n")));
+            }
             OUT.println("(./build-connectors.sh bench topk " + rows + " " + queries + ")");
         }
     }

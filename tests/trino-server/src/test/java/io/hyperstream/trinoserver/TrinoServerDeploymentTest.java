@@ -165,7 +165,26 @@ class TrinoServerDeploymentTest {
         assertEquals(ROWS - 500L, scalar(c, "SELECT count(*) FROM lake.db.items"));
         assertNearest(rows(c, topK), 500, 5);
         distributedTopK(c, workers);
+        similarityJoin(c);
         return beforeDelete;
+    }
+
+    /** A similarity join answers each query as that query's own pushed top-k does. */
+    private static void similarityJoin(Connection c) throws SQLException {
+        execute(c, "CREATE TABLE lake.db.queries AS SELECT q AS qid, ARRAY[CAST(q AS real) / 10, REAL '0.5', REAL '0.25', REAL '1'] "
+                + "AS qvec FROM UNNEST(sequence(1, 12)) AS t(q)");
+        List<List<Object>> joined = rows(c, "SELECT qid, id FROM TABLE(lake.system.vector_join(input => TABLE(lake.db.queries), "
+                + "query_column => 'qvec', schema_name => 'db', table_name => 'items', column_name => 'embedding', k => 3, "
+                + "filter => 'category <> ''c0''')) ORDER BY qid, _distance, id");
+        assertEquals(36, joined.size());
+        for (int q = 1; q <= 12; q++) {
+            String vector = "ARRAY[REAL '" + q / 10.0 + "', REAL '0.5', REAL '0.25', REAL '1']";
+            List<List<Object>> alone = rows(c, "SELECT " + q + ", id FROM lake.db.items WHERE category <> 'c0' "
+                    + "ORDER BY euclidean_distance(embedding, " + vector + "), id LIMIT 3");
+            assertEquals(alone.stream().map(r -> r.get(1)).toList(),
+                    joined.subList(3 * (q - 1), 3 * q).stream().map(r -> r.get(1)).toList(), "query " + q);
+        }
+        execute(c, "DROP TABLE lake.db.queries");
     }
 
     /**
