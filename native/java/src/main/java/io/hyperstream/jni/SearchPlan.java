@@ -28,9 +28,11 @@ public enum SearchPlan {
     DISTRIBUTED;
 
     /**
-     * {@link #AUTO}: the fewest rows a split of a distributed top-k searches. An exact search of this
-     * many 768-dimension vectors reads 3 GiB, a few hundred milliseconds on one core, against tens of
-     * milliseconds for an engine task's start; below it, one node's cores are as quick as several.
+     * {@link #AUTO}: the fewest rows a split of a distributed top-k searches. Dividing a top-k costs
+     * about 50 ms on one machine (the tasks' starts and the engine's top-k over their rows; measured by
+     * {@code ./build-connectors.sh bench topk}, docs/benchmarks.md), the time of an exact search of some
+     * 350,000 768-dimension vectors on two cores; a split of this many rows searches for at least 150 ms
+     * on two cores, so the cost stays under a third of what each added node saves.
      */
     public static final long AUTO_SPLIT_ROWS = 1L << 20;
 
