@@ -23,6 +23,7 @@ use std::collections::BinaryHeap;
 use arrow::buffer::BooleanBuffer;
 use bytes::Bytes;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use super::kernels::{kernels, Kernels};
@@ -246,7 +247,10 @@ impl HnswGraph<'static> {
 /// that keeps a candidate only when it is nearer the point than every neighbour kept before it,
 /// and a neighbour list that overflows is cut down by the same heuristic, which keeps the long
 /// links between clusters that cutting to the nearest would drop. Points are inserted in parallel;
-/// each point's lists sit behind their own lock.
+/// each point's lists are changed under their own lock. Layer 0, where nearly all the work is, lies
+/// flat (a count and `2m` slots per row, as hnswlib lays it out) and is read without the lock: a
+/// slot always holds some row of the graph, so a read racing a change sees old or new neighbours,
+/// either a fine place for a search to go next.
 struct Builder<'v> {
     space: &'v [f32],
     width: usize,
@@ -256,8 +260,11 @@ struct Builder<'v> {
     ef_construction: usize,
     /// Per row: its level, or None for a row without a vector.
     levels: Vec<Option<u8>>,
-    /// Per row: its neighbour list on each layer up to its level.
+    /// Per row: its neighbour list on each layer from 1 up to its level; its lock guards its layer-0
+    /// list in `level0` too.
     links: Vec<Mutex<Vec<Vec<u32>>>>,
+    /// Layer 0: per row, the count of its neighbours, then `2m` slots.
+    level0: Vec<AtomicU32>,
     /// The entry point and its level.
     entry: RwLock<(u32, usize)>,
 }
@@ -275,10 +282,8 @@ impl<'v> Builder<'v> {
                 })
             })
             .collect();
-        let links = levels
-            .iter()
-            .map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize + 1])))
-            .collect();
+        let links = levels.iter().map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize]))).collect();
+        let level0 = (0..valid.len() * (2 * params.m + 1)).map(|_| AtomicU32::new(0)).collect();
         Builder {
             space,
             width,
@@ -288,6 +293,7 @@ impl<'v> Builder<'v> {
             ef_construction: params.ef_construction,
             levels,
             links,
+            level0,
             entry: RwLock::new((NO_ENTRY, 0)),
         }
     }
@@ -315,12 +321,52 @@ impl<'v> Builder<'v> {
         }
     }
 
+    /// `row`'s count and slots on layer 0.
+    fn slots(&self, row: u32) -> (&AtomicU32, &[AtomicU32]) {
+        let start = row as usize * (2 * self.m + 1);
+        (&self.level0[start], &self.level0[start + 1..start + 1 + 2 * self.m])
+    }
+
+    /// Starts loading `row`'s layer-0 list (a hint).
+    fn prefetch_slots(&self, row: u32) {
+        prefetch(self.slots(row).0.as_ptr().cast());
+    }
+
     fn neighbours(&self, row: u32, layer: usize, into: &mut Vec<u32>) {
         into.clear();
+        if layer == 0 {
+            let (count, slots) = self.slots(row);
+            let count = (count.load(Ordering::Acquire) as usize).min(slots.len());
+            into.extend(slots[..count].iter().map(|s| s.load(Ordering::Relaxed)));
+            return;
+        }
         let links = self.links[row as usize].lock().expect("an HNSW build lock");
-        if let Some(list) = links.get(layer) {
+        if let Some(list) = links.get(layer - 1) {
             into.extend_from_slice(list);
         }
+    }
+
+    /// Sets `row`'s list on `layer` to `list`; the caller holds `row`'s lock (`links`, passed in).
+    fn set_list(&self, row: u32, layer: usize, links: &mut [Vec<u32>], list: Vec<u32>) {
+        if layer > 0 {
+            links[layer - 1] = list;
+            return;
+        }
+        let (count, slots) = self.slots(row);
+        for (slot, &n) in slots.iter().zip(&list) {
+            slot.store(n, Ordering::Relaxed);
+        }
+        count.store(list.len().min(slots.len()) as u32, Ordering::Release);
+    }
+
+    /// `row`'s list on `layer`; the caller holds `row`'s lock (`links`, passed in).
+    fn list(&self, row: u32, layer: usize, links: &[Vec<u32>]) -> Vec<u32> {
+        if layer > 0 {
+            return links[layer - 1].clone();
+        }
+        let mut list = Vec::with_capacity(2 * self.m);
+        self.neighbours(row, 0, &mut list);
+        list
     }
 
     /// Inserts every row with a vector; returns the entry and, per layer, each node's neighbours.
@@ -338,9 +384,16 @@ impl<'v> Builder<'v> {
         }
         let (entry, top) = *self.entry.read().expect("an HNSW build lock");
         let mut lists: Vec<Vec<(u32, Vec<u32>)>> = vec![Vec::new(); top + 1];
+        let mut base = Vec::new();
+        for row in 0..self.levels.len() as u32 {
+            if self.levels[row as usize].is_some() {
+                self.neighbours(row, 0, &mut base);
+                lists[0].push((row, base.clone()));
+            }
+        }
         for (row, links) in self.links.into_iter().enumerate() {
             for (layer, list) in links.into_inner().expect("an HNSW build lock").into_iter().enumerate() {
-                lists[layer].push((row as u32, list));
+                lists[layer + 1].push((row as u32, list));
             }
         }
         (entry, lists)
@@ -372,8 +425,10 @@ impl<'v> Builder<'v> {
         for layer in (0..=level.min(top)).rev() {
             let found = self.search_layer(point, &entries, layer);
             let chosen = self.select(&found, self.m);
-            self.links[row as usize].lock().expect("an HNSW build lock")[layer] =
-                chosen.iter().map(|c| c.row).collect();
+            {
+                let mut links = self.links[row as usize].lock().expect("an HNSW build lock");
+                self.set_list(row, layer, &mut links, chosen.iter().map(|c| c.row).collect());
+            }
             for neighbour in &chosen {
                 self.link(neighbour.row, row, neighbour.distance, layer);
             }
@@ -392,19 +447,21 @@ impl<'v> Builder<'v> {
     fn link(&self, node: u32, row: u32, distance: f32, layer: usize) {
         let capacity = self.capacity(layer);
         let mut links = self.links[node as usize].lock().expect("an HNSW build lock");
-        let list = &mut links[layer];
+        let mut list = self.list(node, layer, &links);
         if list.contains(&row) {
             return;
         }
         if list.len() < capacity {
             list.push(row);
+            self.set_list(node, layer, &mut links, list);
             return;
         }
         let base = self.vector(node);
         let mut candidates: Vec<Candidate> = list.iter().map(|&n| Candidate::new(self.distance(base, n), n)).collect();
         candidates.push(Candidate::new(distance, row));
         candidates.sort_unstable();
-        *list = self.select(&candidates, capacity).iter().map(|c| c.row).collect();
+        let kept = self.select(&candidates, capacity).iter().map(|c| c.row).collect();
+        self.set_list(node, layer, &mut links, kept);
     }
 
     /// At most `m` of `candidates` (nearest first): each kept only when it is nearer the base than
@@ -447,7 +504,17 @@ impl<'v> Builder<'v> {
                     break;
                 }
                 self.neighbours(current.row, layer, &mut buffer);
-                for &next in &buffer {
+                if let Some(&first) = buffer.first() {
+                    prefetch(self.vector(first).as_ptr().cast());
+                }
+                // The list of the candidate likely next, read after this one's neighbours are compared.
+                if let (0, Some(Reverse(next))) = (layer, frontier.peek()) {
+                    self.prefetch_slots(next.row);
+                }
+                for (i, &next) in buffer.iter().enumerate() {
+                    if let Some(&after) = buffer.get(i + 1) {
+                        prefetch(self.vector(after).as_ptr().cast());
+                    }
                     if !seen.insert(next) {
                         continue;
                     }
@@ -630,7 +697,14 @@ impl<'a> HnswGraph<'a> {
                 if kept.len() >= ef && current > *kept.peek().expect("ef > 0") {
                     break;
                 }
-                for &next in base.of(current.row as usize) {
+                let neighbours = base.of(current.row as usize);
+                for (i, &next) in neighbours.iter().enumerate() {
+                    if let Some(&after) = neighbours.get(i + 1) {
+                        let start = after as usize * dim;
+                        if let Some(v) = vectors.get(start..start + dim) {
+                            prefetch(v.as_ptr().cast());
+                        }
+                    }
                     if !seen.insert(next) {
                         continue;
                     }
@@ -697,6 +771,25 @@ impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key().total_cmp(&other.key()).then(self.row.cmp(&other.row))
     }
+}
+
+/// Asks the CPU to start loading the memory at `start` (a vector or a neighbour list the next step
+/// reads): a hint, which reads nothing and never faults, whatever the address.
+#[inline(always)]
+fn prefetch(start: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // The first four cache lines; the hardware prefetcher follows the rest of a longer vector.
+        let start = start as *const i8;
+        _mm_prefetch(start, _MM_HINT_T0);
+        _mm_prefetch(start.wrapping_add(64), _MM_HINT_T0);
+        _mm_prefetch(start.wrapping_add(128), _MM_HINT_T0);
+        _mm_prefetch(start.wrapping_add(192), _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = start;
 }
 
 /// Per-thread visit marks, reused across searches: a row is visited when its mark equals the
