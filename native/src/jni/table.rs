@@ -872,13 +872,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchNative<'l>(
 ) {
     entry(&mut env, |env| {
         let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
-        let mut search = search_arg(env, &vector_column, &query, &metric)?;
-        search.k = crate::limits::top_k("k", k)?;
-        search.index = IndexUse::from_code(ef_search)?;
-        if !backend.is_null() {
-            search.backend = Backend::parse(&string(env, &backend)?)?;
-        }
-        search.nulls_first = nulls_first;
+        let search = tuned_search(env, &vector_column, &query, &metric, k, ef_search, &backend, nulls_first)?;
         let rows = read.rows;
         let found = read.table.search(read.files, read.columns.as_deref(), read.filter.as_ref(), &search, rows)?;
         export_in_batches(found, rows, stream_address)
@@ -910,7 +904,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchManyNative<'l>(
 ) {
     entry(&mut env, |env| {
         let read = ReadArgs::of(env, handle, &files, &columns, &filter, batch_rows)?;
-        let mut search = search_arg(env, &vector_column, &queries, &metric)?;
+        let mut search = tuned_search(env, &vector_column, &queries, &metric, k, ef_search, &backend, nulls_first)?;
         let count = crate::limits::query_count("a batched search", query_count.into())?;
         if search.query.is_empty() || !search.query.len().is_multiple_of(count) {
             return Err(Error::invalid(format!(
@@ -921,12 +915,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_searchManyNative<'l>(
         }
         let dimension = search.query.len() / count;
         let each: Vec<Vec<f32>> = search.query.chunks_exact(dimension).map(<[f32]>::to_vec).collect();
-        search.k = crate::limits::top_k("k", k)?;
-        search.index = IndexUse::from_code(ef_search)?;
-        if !backend.is_null() {
-            search.backend = Backend::parse(&string(env, &backend)?)?;
-        }
-        search.nulls_first = nulls_first;
+        search.query.clear();
         let rows = read.rows;
         let found =
             read.table.search_many(read.files, read.columns.as_deref(), read.filter.as_ref(), &search, &each, rows)?;
@@ -974,6 +963,29 @@ impl ReadArgs {
 }
 
 /// A vector search's column, query and metric (k and the rest at their defaults).
+/// A search of `k` rows as the engines tune it: the index use's code (`ef_search`), the backend
+/// (null: auto), where rows without a vector go.
+#[allow(clippy::too_many_arguments)]
+fn tuned_search(
+    env: &mut Env,
+    column: &JString,
+    query: &JFloatArray,
+    metric: &JString,
+    k: jlong,
+    ef_search: jlong,
+    backend: &JString,
+    nulls_first: jboolean,
+) -> JniResult<VectorSearch> {
+    let mut search = search_arg(env, column, query, metric)?;
+    search.k = crate::limits::top_k("k", k)?;
+    search.index = IndexUse::from_code(ef_search)?;
+    if !backend.is_null() {
+        search.backend = Backend::parse(&string(env, backend)?)?;
+    }
+    search.nulls_first = nulls_first;
+    Ok(search)
+}
+
 fn search_arg(env: &mut Env, column: &JString, query: &JFloatArray, metric: &JString) -> JniResult<VectorSearch> {
     if column.is_null() || query.is_null() {
         return Err(Error::invalid("a vector search needs a vector column and a query vector").into());

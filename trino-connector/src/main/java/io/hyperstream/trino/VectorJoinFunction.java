@@ -13,11 +13,9 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
 import io.hyperstream.jni.Allocators;
-import io.hyperstream.jni.Catalog;
 import io.hyperstream.jni.FilterText;
 import io.hyperstream.jni.Metrics;
 import io.hyperstream.jni.NativeTable;
-import io.hyperstream.jni.TableVersion;
 import io.hyperstream.jni.VectorSearch;
 import io.trino.spi.Page;
 import io.trino.spi.TrinoException;
@@ -50,7 +48,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -111,34 +108,22 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
     @Override
     public TableFunctionAnalysis analyze(ConnectorSession session, ConnectorTransactionHandle transaction,
             Map<String, Argument> arguments, ConnectorAccessControl accessControl) {
-        SchemaTableName name = new SchemaTableName(text(arguments, "SCHEMA_NAME"), text(arguments, "TABLE_NAME"));
-        String column = text(arguments, "COLUMN_NAME");
-        long k = (Long) value(arguments, "K");
+        SchemaTableName name = new SchemaTableName(VectorSearchFunction.text(arguments, "SCHEMA_NAME"), VectorSearchFunction.text(arguments, "TABLE_NAME"));
+        String column = VectorSearchFunction.text(arguments, "COLUMN_NAME");
+        long k = (Long) VectorSearchFunction.value(arguments, "K");
         nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
-        String metric = nativeCall(() -> Metrics.overFloats(text(arguments, "METRIC")));
+        String metric = nativeCall(() -> Metrics.overFloats(VectorSearchFunction.text(arguments, "METRIC")));
         Object filterText = ((ScalarArgument) arguments.get("FILTER")).getValue();
         String filter = filterText == null ? null : nativeCall(() -> FilterText.parse(((Slice) filterText).toStringUtf8()));
         TableArgument input = (TableArgument) arguments.get("INPUT");
-        int queryColumn = queryColumn(input, text(arguments, "QUERY_COLUMN"));
+        int queryColumn = queryColumn(input, VectorSearchFunction.text(arguments, "QUERY_COLUMN"));
         boolean realQuery = ((ArrayType) input.getRowType().getFields().get(queryColumn).getType()).getElementType()
                 instanceof io.trino.spi.type.RealType;
 
-        Catalog.TableRef location = config.storedTable(name)
-                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
-        long snapshot = nativeCall(() -> {
-            try (NativeTable table = location.open()) {
-                return table.currentSnapshotId();
-            }
-        });
-        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location, snapshot, false);
+        HyperStreamTableHandle table = VectorSearchFunction.searchedTable(config, name, column);
         List<HyperStreamColumnHandle> columns = TableDescriptions.columns(table);
-        HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
-                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));
-        if (!(vector.type() instanceof ArrayType array) || !(array.getElementType() instanceof io.trino.spi.type.RealType)) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column + "' of " + name + " is not a vector column");
-        }
-        List<String> files = snapshot < 0 ? List.of() : List.of(nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
+        List<String> files = table.snapshotId() < 0 ? List.of() : List.of(nativeCall(() -> {
+            try (NativeTable stored = table.table().open()) {
                 return filter == null ? stored.dataFiles(table.version()) : stored.explainFiles(stored.dataFiles(table.version()), filter).files();
             }
         }));
@@ -169,18 +154,6 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
         }
         throw new TrinoException(HYPERSTREAM_NOT_FOUND, "query column '" + name + "' is not a column of the input; its columns: "
                 + fields.stream().map(f -> f.getName().orElse("?")).toList());
-    }
-
-    private static Object value(Map<String, Argument> arguments, String name) {
-        Object value = ((ScalarArgument) arguments.get(name)).getValue();
-        if (value == null) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, name.toLowerCase(java.util.Locale.ROOT) + " is required");
-        }
-        return value;
-    }
-
-    private static String text(Map<String, Argument> arguments, String name) {
-        return ((Slice) value(arguments, name)).toStringUtf8();
     }
 
     /** The processors of {@code vector_join} on the workers. */

@@ -78,19 +78,8 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
         String metric = nativeCall(() -> Metrics.overFloats(text(arguments, "METRIC")));
         float[] query = query((Block) value(arguments, "QUERY"));
-        Catalog.TableRef location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
-        long snapshot = nativeCall(() -> {
-            try (NativeTable table = location.open()) {
-                return table.currentSnapshotId();
-            }
-        });
-        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location, snapshot, false);
+        HyperStreamTableHandle table = searchedTable(config, name, column);
         List<HyperStreamColumnHandle> columns = new ArrayList<>(TableDescriptions.columns(table));
-        HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
-                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));
-        if (!(vector.type() instanceof ArrayType array) || !(array.getElementType() instanceof io.trino.spi.type.RealType)) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column + "' of " + name + " is not a vector column");
-        }
         VectorDistance distance = new VectorDistance(metric, column, query);
         columns.add(distance.columnHandle());
         List<String> names = new ArrayList<>(columns.stream().map(HyperStreamColumnHandle::name).toList());
@@ -102,7 +91,29 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
                 .build();
     }
 
-    private static Object value(Map<String, Argument> arguments, String name) {
+    /**
+     * The stored table {@code name} at its current snapshot, when it has a float vector column
+     * {@code column}; what a table function searching it reads.
+     */
+    static HyperStreamTableHandle searchedTable(HyperStreamConfig config, SchemaTableName name, String column) {
+        Catalog.TableRef location = config.storedTable(name)
+                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
+        long snapshot = nativeCall(() -> {
+            try (NativeTable table = location.open()) {
+                return table.currentSnapshotId();
+            }
+        });
+        HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location, snapshot, false);
+        HyperStreamColumnHandle vector = TableDescriptions.columns(table).stream().filter(c -> c.name().equals(column)).findFirst()
+                .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));
+        if (!(vector.type() instanceof ArrayType array) || !(array.getElementType() instanceof io.trino.spi.type.RealType)) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column + "' of " + name + " is not a vector column");
+        }
+        return table;
+    }
+
+    /** The value of scalar argument {@code name}, which must be given. */
+    static Object value(Map<String, Argument> arguments, String name) {
         Object value = ((ScalarArgument) arguments.get(name)).getValue();
         if (value == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, name.toLowerCase(java.util.Locale.ROOT) + " is required");
@@ -110,7 +121,8 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         return value;
     }
 
-    private static String text(Map<String, Argument> arguments, String name) {
+    /** The text of varchar argument {@code name}, which must be given. */
+    static String text(Map<String, Argument> arguments, String name) {
         return ((Slice) value(arguments, name)).toStringUtf8();
     }
 
