@@ -1,12 +1,12 @@
 //! Vector search as the table grows, natively: a stored table of `rows x dim` clustered f32 vectors
 //! (fixed seed, written as data files of at most 1,048,576 rows, the split size of the distributed
 //! plan) is searched for the 10 nearest of `queries` queries, exactly and through per-file HNSW graphs
-//! (M=16, ef_construction=200), over every file at once (the single plan) and file by file with the
+//! (M=16, ef_construction=200 unless given), over every file at once (the single plan) and file by file with the
 //! answers merged (what each task of the distributed plan does, run one after another here). Prints
 //! one Markdown row per search with the write and build times, the index size, p50/p99 latency and
 //! recall@10 against the exact answer.
 //!
-//!   cargo run --release --example scale_bench -- <rows> <dim> [queries (50)] [ef (64)]
+//!   cargo run --release --example scale_bench -- <rows> <dim> [queries (50)] [ef (64)] [ef_construction (200)]
 
 mod common;
 use common::median;
@@ -56,7 +56,8 @@ fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let number = |i: usize, default: usize| args.get(i).map_or(default, |a| a.parse().expect("a number"));
-    let (rows, dim, queries, ef) = (number(0, 100_000), number(1, 768), number(2, 50), number(3, 64));
+    let (rows, dim, queries, ef, ef_construction) =
+        (number(0, 100_000), number(1, 768), number(2, 50), number(3, 64), number(4, 200));
     let mut draws = Draws(7);
     let centres: Vec<f32> = (0..100 * dim).map(|_| draws.next()).collect();
     let directions: Vec<f32> = (0..100 * 8 * dim).map(|_| draws.next() * 0.5).collect();
@@ -87,7 +88,7 @@ fn main() {
     let write_s = start.elapsed().as_secs_f64();
     let start = Instant::now();
     table
-        .create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 16, ef_construction: 200 })
+        .create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 16, ef_construction })
         .expect("index");
     let build_s = start.elapsed().as_secs_f64();
     let mut index_bytes = 0u64;
@@ -156,7 +157,7 @@ fn main() {
         println!("{row}");
     }
     println!(
-        "({} threads; HNSW M=16, ef_construction=200, ef {ef}; cargo run --release --example scale_bench -- {rows} {dim} {queries} {ef})",
+        "({} threads; HNSW M=16, ef_construction={ef_construction}, ef {ef}; cargo run --release --example scale_bench -- {rows} {dim} {queries} {ef} {ef_construction})",
         rayon::current_num_threads()
     );
     let _ = std::fs::remove_dir_all(&location);

@@ -1,6 +1,7 @@
 //! Vector search over a table: per file through the sidecar, the HNSW graph or the Parquet column.
 
 use super::*;
+use crate::vector::Metric;
 
 /// An index search is left for exact search when the filter leaves fewer rows than this many
 /// times ef (exact is then as cheap and has no misses) ...
@@ -179,30 +180,23 @@ impl Table {
 
     /// The sidecar of `file`'s vector column, parsed, with the rows the filter passes (deleted
     /// ones left out) and those of them that have a vector; None when the file has no usable
-    /// sidecar (a damaged one is reported), so that the caller searches the Parquet column.
+    /// sidecar (a damaged one is reported), so that the caller searches the Parquet column. The
+    /// sidecar is mapped with its pages populated (an exact search reads them all) unless
+    /// `graph_only(passing rows)` says an HNSW graph answers every search of it (a walk reads a
+    /// few thousand vectors; populating all of them cost more than the walk).
     fn sidecar_rows(
         &self,
         file: &DataFile,
         column: &str,
         dimension: usize,
         filter: Option<&Predicate>,
+        graph_only: impl FnOnce(i32, usize) -> bool,
     ) -> Result<Option<(i32, Bytes, BooleanBuffer, BooleanBuffer)>> {
         let schema = self.arrow_schema()?;
         let Some(id) = schema.field_with_name(column).ok().and_then(field_id) else {
             return Ok(None);
         };
-        let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
-        let Some(region) = self.map_beside(&path, "vector sidecar", "searching the data file instead") else {
-            return Ok(None);
-        };
         let rows = usize::try_from(file.record_count).unwrap_or(0);
-        let validity = match Sidecar::parse(&region, rows, dimension, &self.storage.uri(&path)) {
-            Ok(sidecar) => sidecar.validity.clone(),
-            Err(e) => {
-                warn(&format!("{e}; searching the data file instead"));
-                return Ok(None);
-            }
-        };
         // Rows of the file (deleted ones included, so that positions are the file's) the filter
         // passes, less the deleted ones.
         let passed = match filter {
@@ -218,8 +212,40 @@ impl Table {
                 bits.finish()
             }
         };
+        let path = sidecar_path(self.storage.relative(&file.file_path)?, id);
+        let populate = !graph_only(id, passed.count_set_bits());
+        let region = match self.storage.map(&path, populate) {
+            Ok(region) => region,
+            Err(Error::NotFound(_)) => return Ok(None),
+            Err(e) => {
+                warn(&format!("vector sidecar {path} unreadable, searching the data file instead: {e}"));
+                return Ok(None);
+            }
+        };
+        let validity = match Sidecar::parse(&region, rows, dimension, &self.storage.uri(&path)) {
+            Ok(sidecar) => sidecar.validity.clone(),
+            Err(e) => {
+                warn(&format!("{e}; searching the data file instead"));
+                return Ok(None);
+            }
+        };
         let with_vector = &validity & &passed;
         Ok(Some((id, region, passed, with_vector)))
+    }
+
+    /// Whether a search as `search` asks, by `metric`, of a file of `rows` rows of which `passing`
+    /// pass its filter, goes through the column's HNSW graph (when the file has a usable one):
+    /// the search wants the index, the column's index has that metric, and the filter leaves
+    /// enough rows for a walk to beat comparing them all.
+    fn graph_answers(&self, id: i32, metric: Metric, search: &VectorSearch, passing: usize, rows: usize) -> Option<usize> {
+        let ef = search.index.ef(search.k)?;
+        if self.vector_indexes().get(&id).is_none_or(|p| p.metric != metric) {
+            return None;
+        }
+        if passing < EXACT_BELOW_EF_TIMES * ef || (passing as f64) < EXACT_BELOW_SHARE * rows as f64 {
+            return None;
+        }
+        Some(ef)
     }
 
     /// Searches one data file through the sidecar of its vector column: contiguous vectors, no
@@ -237,12 +263,13 @@ impl Table {
         filter: Option<&Predicate>,
         first_ordinal: u64,
     ) -> Result<Option<Hits>> {
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let graph_only = |id, passing| self.graph_answers(id, query.metric(), search, passing, rows).is_some();
         let Some((id, region, passed, with_vector)) =
-            self.sidecar_rows(file, &search.column, query.dimension(), filter)?
+            self.sidecar_rows(file, &search.column, query.dimension(), filter, graph_only)?
         else {
             return Ok(None);
         };
-        let rows = usize::try_from(file.record_count).unwrap_or(0);
         let sidecar = Sidecar::parse(&region, rows, query.dimension(), "sidecar")?;
         let mut hits = Hits::new(out_schema.clone(), search.wanted());
         let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
@@ -281,12 +308,13 @@ impl Table {
             return Ok(None);
         };
         let dimension = first_query.dimension();
+        let rows = usize::try_from(file.record_count).unwrap_or(0);
+        let graph_only = |id, passing| self.graph_answers(id, first_query.metric(), search, passing, rows).is_some();
         let Some((id, region, passed, with_vector)) =
-            self.sidecar_rows(file, &search.column, dimension, reading.filter)?
+            self.sidecar_rows(file, &search.column, dimension, reading.filter, graph_only)?
         else {
             return Ok(None);
         };
-        let rows = usize::try_from(file.record_count).unwrap_or(0);
         let sidecar = Sidecar::parse(&region, rows, dimension, "sidecar")?;
         let mut found = floats
             .iter()
@@ -332,10 +360,11 @@ impl Table {
             .map(Some)
     }
 
-    /// Maps a file kept beside a data file (a sidecar, a graph), or None when it is missing or
-    /// unreadable; the latter is reported as a warning saying what is done `instead`.
+    /// Maps a file kept beside a data file (a graph), its pages left to load as a walk touches
+    /// them, or None when it is missing or unreadable; the latter is reported as a warning saying
+    /// what is done `instead`.
     pub(super) fn map_beside(&self, path: &str, what: &str, instead: &str) -> Option<Bytes> {
-        match self.storage.map(path, true) {
+        match self.storage.map(path, false) {
             Ok(region) => Some(region),
             Err(Error::NotFound(_)) => None,
             Err(e) => {
@@ -359,16 +388,10 @@ impl Table {
         sidecar: &Sidecar,
         candidates: &BooleanBuffer,
     ) -> Result<Option<Vec<Neighbor>>> {
-        let Some(ef) = search.index.ef(search.k) else {
+        let selected = candidates.count_set_bits();
+        let Some(ef) = self.graph_answers(id, query.metric(), search, selected, sidecar.rows) else {
             return Ok(None);
         };
-        if self.vector_indexes().get(&id).is_none_or(|p| p.metric != query.metric()) {
-            return Ok(None);
-        }
-        let selected = candidates.count_set_bits();
-        if selected < EXACT_BELOW_EF_TIMES * ef || (selected as f64) < EXACT_BELOW_SHARE * sidecar.rows as f64 {
-            return Ok(None);
-        }
         let path = hnsw_path(self.storage.relative(&file.file_path)?, id);
         let Some(region) = self.map_beside(&path, "HNSW graph", "searching exactly instead") else {
             return Ok(None);
