@@ -87,9 +87,7 @@ fn main() {
     }
     let write_s = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    table
-        .create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 16, ef_construction })
-        .expect("index");
+    table.create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 16, ef_construction }).expect("index");
     let build_s = start.elapsed().as_secs_f64();
     let mut index_bytes = 0u64;
     let mut vector_bytes = 0u64;

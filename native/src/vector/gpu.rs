@@ -160,7 +160,10 @@ pub fn masked_batch_top_k(
         return Ok(Vec::new());
     };
     let every = allowed.count_set_bits() == allowed.len();
-    if every && !vectors.is_empty() && !matches!(backend.choose(queries.len().saturating_mul(vectors.len())), Backend::Cpu) {
+    if every
+        && !vectors.is_empty()
+        && !matches!(backend.choose(queries.len().saturating_mul(vectors.len())), Backend::Cpu)
+    {
         let raw: Vec<Vec<f32>> = queries.iter().map(|q| q.vector().to_vec()).collect();
         return Ok(batch_top_k(vectors, first.dimension(), first.metric(), &raw, k, backend)?.neighbors);
     }

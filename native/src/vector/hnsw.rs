@@ -282,7 +282,10 @@ impl<'v> Builder<'v> {
                 })
             })
             .collect();
-        let links = levels.iter().map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize]))).collect();
+        let links = levels
+            .iter()
+            .map(|level| Mutex::new(level.map_or_else(Vec::new, |l| vec![Vec::new(); l as usize])))
+            .collect();
         let level0 = (0..valid.len() * (2 * params.m + 1)).map(|_| AtomicU32::new(0)).collect();
         Builder {
             space,

@@ -73,14 +73,15 @@ impl Table {
             .iter()
             .enumerate()
             .map(|(i, q)| {
-                VectorSearch { query: q.clone(), ..search.clone() }
-                    .prepare_any(&schema)
-                    .map_err(|e| Error::invalid(format!("query {i}: {}", e.to_string().trim_start_matches("invalid argument: "))))
+                VectorSearch { query: q.clone(), ..search.clone() }.prepare_any(&schema).map_err(|e| {
+                    Error::invalid(format!("query {i}: {}", e.to_string().trim_start_matches("invalid argument: ")))
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         let files = self.prune(files, filter)?;
         let reading = self.search_columns(columns, filter, &search.column, batch_rows)?;
-        let empty = || prepared.iter().map(|_| Hits::new(reading.out_schema.clone(), search.wanted())).collect::<Vec<_>>();
+        let empty =
+            || prepared.iter().map(|_| Hits::new(reading.out_schema.clone(), search.wanted())).collect::<Vec<_>>();
         let answers = files
             .into_par_iter()
             .enumerate()
@@ -92,7 +93,8 @@ impl Table {
                 prepared.iter().map(|q| self.search_file(&file, first, q, search, &reading)).collect::<Result<Vec<_>>>()
             })
             .try_reduce(empty, |a, b| a.into_iter().zip(b).map(|(x, y)| x.merge(y)).collect())?;
-        let mut fields = vec![Arc::new(arrow::datatypes::Field::new(crate::vector::QUERY_COLUMN, DataType::Int32, false))];
+        let mut fields =
+            vec![Arc::new(arrow::datatypes::Field::new(crate::vector::QUERY_COLUMN, DataType::Int32, false))];
         fields.extend(reading.out_schema.fields().iter().cloned());
         let out = Arc::new(ArrowSchema::new(fields));
         let batches = answers
@@ -237,7 +239,14 @@ impl Table {
     /// pass its filter, goes through the column's HNSW graph (when the file has a usable one):
     /// the search wants the index, the column's index has that metric, and the filter leaves
     /// enough rows for a walk to beat comparing them all.
-    fn graph_answers(&self, id: i32, metric: Metric, search: &VectorSearch, passing: usize, rows: usize) -> Option<usize> {
+    fn graph_answers(
+        &self,
+        id: i32,
+        metric: Metric,
+        search: &VectorSearch,
+        passing: usize,
+        rows: usize,
+    ) -> Option<usize> {
         let ef = search.index.ef(search.k)?;
         if self.vector_indexes().get(&id).is_none_or(|p| p.metric != metric) {
             return None;
@@ -343,7 +352,10 @@ impl Table {
         let fetched = self.take_rows(file, &reading.output, &UInt32Array::from(wanted.clone()))?;
         let take = |positions: &UInt32Array| -> Result<Vec<ArrayRef>> {
             let at = UInt32Array::from_iter_values(
-                positions.values().iter().map(|p| wanted.binary_search(p).expect("every row an answer takes was fetched") as u32),
+                positions
+                    .values()
+                    .iter()
+                    .map(|p| wanted.binary_search(p).expect("every row an answer takes was fetched") as u32),
             );
             fetched.iter().map(|c| Ok(arrow::compute::take(c.as_ref(), &at, None)?)).collect()
         };

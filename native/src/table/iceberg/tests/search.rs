@@ -499,7 +499,11 @@ fn a_batched_search_answers_each_query_as_its_own_search_does() {
     append(&mut table, rows(1500..3000, &mut next));
     table.create_vector_index("embedding", HnswParams { metric: Metric::L2, m: 8, ef_construction: 60 }).unwrap();
     append(&mut table, rows(3000..3400, &mut next));
-    table.delete_where(Some(&Predicate::from_json(r#"{"op":"in","column":"id","values":[1,2,3,1600,1601,3001]}"#).unwrap())).unwrap();
+    table
+        .delete_where(Some(
+            &Predicate::from_json(r#"{"op":"in","column":"id","values":[1,2,3,1600,1601,3001]}"#).unwrap(),
+        ))
+        .unwrap();
     let files = table.data_files(table.metadata().current_snapshot()).unwrap();
     let filter = Predicate::from_json(r#"{"op":"in","column":"name","values":["n1","n3"]}"#).unwrap();
     let queries: Vec<Vec<f32>> = (0..17).map(|_| (0..DIM).map(|_| next()).collect()).collect();
@@ -508,27 +512,32 @@ fn a_batched_search_answers_each_query_as_its_own_search_does() {
         for index in [IndexUse::Default, IndexUse::Ef(8), IndexUse::Exact] {
             for filter in [None, Some(&filter)] {
                 for nulls_first in [false, true] {
-                    let search = VectorSearch {
-                        index,
-                        nulls_first,
-                        ..VectorSearch::new("embedding", Vec::new(), metric, 9)
-                    };
+                    let search =
+                        VectorSearch { index, nulls_first, ..VectorSearch::new("embedding", Vec::new(), metric, 9) };
                     let all = table.search_many(files.clone(), Some(&columns), filter, &search, &queries, 64).unwrap();
                     assert_eq!(all.schema().field(0).name(), QUERY_COLUMN);
                     let which = all.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
                     for (q, query) in queries.iter().enumerate() {
                         let one = VectorSearch { query: query.clone(), ..search.clone() };
                         let want = table.search(files.clone(), Some(&columns), filter, &one, 64).unwrap();
-                        let at: Vec<u32> = (0..all.num_rows() as u32).filter(|&r| which.value(r as usize) == q as i32).collect();
+                        let at: Vec<u32> =
+                            (0..all.num_rows() as u32).filter(|&r| which.value(r as usize) == q as i32).collect();
                         let got = take_record_batch(&all, &UInt32Array::from(at)).unwrap();
-                        let what = format!("{metric} {index:?} filter {} nulls first {nulls_first} query {q}", filter.is_some());
+                        let what = format!(
+                            "{metric} {index:?} filter {} nulls first {nulls_first} query {q}",
+                            filter.is_some()
+                        );
                         assert_eq!(got.num_rows(), 9, "{what}");
                         assert_eq!(got.column(1).as_ref(), want.column(0).as_ref(), "{what}: ids");
                         assert_eq!(got.column(2).as_ref(), want.column(1).as_ref(), "{what}: names");
-                        let (g, w) = (got.column(3).as_primitive::<Float64Type>(), want.column(2).as_primitive::<Float64Type>());
+                        let (g, w) =
+                            (got.column(3).as_primitive::<Float64Type>(), want.column(2).as_primitive::<Float64Type>());
                         for r in 0..9 {
                             assert_eq!(g.is_null(r), w.is_null(r), "{what}");
-                            assert!(g.is_null(r) || (g.value(r) - w.value(r)).abs() <= 1e-5 * (1.0 + w.value(r).abs()), "{what}");
+                            assert!(
+                                g.is_null(r) || (g.value(r) - w.value(r)).abs() <= 1e-5 * (1.0 + w.value(r).abs()),
+                                "{what}"
+                            );
                         }
                     }
                 }
@@ -538,5 +547,9 @@ fn a_batched_search_answers_each_query_as_its_own_search_does() {
     let bad = VectorSearch::new("embedding", Vec::new(), Metric::L2, 3);
     let err = table.search_many(files.clone(), None, None, &bad, &[vec![1.0; 8], vec![1.0; 3]], 64).unwrap_err();
     assert!(err.to_string().contains("query 1:"), "{err}");
-    assert!(table.search_many(files, None, None, &bad, &[], 64).unwrap_err().to_string().contains("at least one query"));
+    assert!(table
+        .search_many(files, None, None, &bad, &[], 64)
+        .unwrap_err()
+        .to_string()
+        .contains("at least one query"));
 }
