@@ -12,6 +12,8 @@
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
 #           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
 #           with "index [rows] [runs]" the index-pruned scan benchmark against Spark's Parquet reader,
+#           with "scale [rows] [dim] [queries] [files]" vector search natively, through Spark on two executors
+#           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --cuda) features+=(cuda); shift ;;
     build|test|demo|bench) command=$1; shift; break ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-connectors.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -132,6 +134,14 @@ software_vulkan() {
   fi
 }
 
+# target/test-venv: the tests' Python (and the Spark distribution, pyspark's, that spark-submit runs from).
+test_venv() {
+  if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow, moto.server, pyspark" 2>/dev/null; then
+    python3 -m venv target/test-venv
+    target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0" "moto[server]==5.2.5" "pyspark==4.1.1"
+  fi
+}
+
 check_prerequisites
 case "$command" in
   build)
@@ -143,10 +153,7 @@ case "$command" in
     ;;
   test)
     step "test Python: numpy (the clustered vectors of the HNSW recall test), pyiceberg (interop), moto (the S3 server of the object-store tests) and pyspark (the spark-submit of the Spark cluster tier) in target/test-venv"
-    if ! target/test-venv/bin/python -c "import numpy, pyiceberg, pyarrow, moto.server, pyspark" 2>/dev/null; then
-      python3 -m venv target/test-venv
-      target/test-venv/bin/pip install -q numpy "pyiceberg[pyarrow]==0.12.0" "moto[server]==5.2.5" "pyspark==4.1.1"
-    fi
+    test_venv
     target/test-venv/bin/python tests/gen_clustered.py "$root/target/clustered"
     export HYPERSTREAM_CLUSTERED_DIR="$root/target/clustered"
     export HYPERSTREAM_TEST_PYTHON="$root/target/test-venv/bin/python"
@@ -194,6 +201,24 @@ case "$command" in
       run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.TopKBenchmark "$@"
       step "top-k benchmark: exact top-10 through Trino vs the native call"
       run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TopKBenchmark "$@"
+    elif [ "${1:-}" = scale ]; then
+      shift
+      rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4}
+      lake="$root/target/bench-data/scale-lake"
+      step "scale benchmark, natively: $rows x $dim f32 in $files data files, top-10 of $queries queries, exact and HNSW (M=16, ef_construction=200, ef 64)"
+      cargo run --release --example scale_bench -- "$rows" "$dim" "$queries" 64 200 --files "$files" --keep "$lake"
+      test_venv
+      step "the same table and queries through Spark SQL: spark-submit, local-cluster[2,1,3072] (two executors in JVMs of their own)"
+      spark_home=$(target/test-venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
+      jar=$(ls spark-connector/target/hyperstream-spark-*.jar | grep -v -e '/original-' -e '-tests.jar' | head -1)
+      SPARK_HOME=$spark_home JAVA_HOME=$JAVA17_HOME PYSPARK_PYTHON="$root/target/test-venv/bin/python" SPARK_LOCAL_IP=127.0.0.1 \
+        "$spark_home/bin/spark-submit" --master "local-cluster[2,1,3072]" --jars "$jar" \
+        --conf spark.executor.memory=2g --conf spark.driver.host=127.0.0.1 --conf spark.ui.enabled=false \
+        --conf spark.sql.catalog.lake=io.hyperstream.spark.HyperStreamCatalog --conf spark.sql.catalog.lake.root="$lake" \
+        bench/scale_spark.py "$lake" 2>"$root/target/bench-data/scale-spark.log" \
+        || { tail -40 "$root/target/bench-data/scale-spark.log" >&2; exit 1; }
+      step "the same table and queries through Trino: a coordinator and two workers started from the plugin zip"
+      HYPERSTREAM_SCALE_LAKE=$lake maven -q -pl tests/trino-server test -Dtest=ScaleBenchmark -Dsurefire.failIfNoSpecifiedTests=false
     else
       step "bridge benchmark: native stream into Java vectors vs memcpy"
       run_main "$JAVA17_HOME" native/java io.hyperstream.jni.BridgeBenchmark "$@"

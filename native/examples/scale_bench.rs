@@ -7,6 +7,13 @@
 //! recall@10 against the exact answer.
 //!
 //!   cargo run --release --example scale_bench -- <rows> <dim> [queries (50)] [ef (64)] [ef_construction (200)]
+//!       [--files N] [--keep ROOT]
+//!
+//! `--files N` writes the rows as N data files of equal size. `--keep ROOT` stores the table as
+//! `items` of namespace `db` under the catalog root ROOT and keeps it, with the queries
+//! (`ROOT/queries.f32`: little-endian f32, a query after another) and their exact answers
+//! (`ROOT/truth.txt`: a line of ids per query, nearest first), for the engine half of the scale
+//! benchmark (`./build-connectors.sh bench scale`), which reads it through Spark and Trino.
 
 mod common;
 use common::median;
@@ -54,7 +61,15 @@ fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut flag = |name: &str| {
+        let at = args.iter().position(|a| a == name)?;
+        let value = args.get(at + 1).unwrap_or_else(|| panic!("{name} takes a value")).clone();
+        args.drain(at..at + 2);
+        Some(value)
+    };
+    let keep = flag("--keep");
+    let files_wanted: Option<usize> = flag("--files").map(|n| n.parse().expect("--files takes a number"));
     let number = |i: usize, default: usize| args.get(i).map_or(default, |a| a.parse().expect("a number"));
     let (rows, dim, queries, ef, ef_construction) =
         (number(0, 100_000), number(1, 768), number(2, 50), number(3, 64), number(4, 200));
@@ -62,8 +77,16 @@ fn main() {
     let centres: Vec<f32> = (0..100 * dim).map(|_| draws.next()).collect();
     let directions: Vec<f32> = (0..100 * 8 * dim).map(|_| draws.next() * 0.5).collect();
 
-    let location = format!("target/bench-data/scale-{rows}x{dim}");
+    let location = match &keep {
+        Some(root) => {
+            let _ = std::fs::remove_dir_all(root);
+            std::fs::create_dir_all(format!("{root}/db")).expect("catalog root");
+            format!("{root}/db/items")
+        }
+        None => format!("target/bench-data/scale-{rows}x{dim}"),
+    };
     let _ = std::fs::remove_dir_all(&location);
+    let file_rows = files_wanted.map_or(FILE_ROWS, |n| rows.div_ceil(n.max(1)));
     let item = Arc::new(Field::new("item", DataType::Float32, false));
     let schema = Arc::new(Schema::new(vec![
         Field::new("id", DataType::Int64, false),
@@ -71,8 +94,8 @@ fn main() {
     ]));
     let mut table = Table::create(&location, &schema, BTreeMap::new(), &HashMap::new()).expect("create table");
     let start = Instant::now();
-    for first in (0..rows).step_by(FILE_ROWS) {
-        let end = (first + FILE_ROWS).min(rows);
+    for first in (0..rows).step_by(file_rows) {
+        let end = (first + file_rows).min(rows);
         let values: Vec<f32> =
             (first..end).flat_map(|r| vector(r as u64, dim, &centres, &directions).collect::<Vec<_>>()).collect();
         let batch = RecordBatch::try_new(
@@ -155,10 +178,22 @@ fn main() {
         println!("{row}");
     }
     println!(
-        "({} threads; HNSW M=16, ef_construction={ef_construction}, ef {ef}; cargo run --release --example scale_bench -- {rows} {dim} {queries} {ef} {ef_construction})",
-        rayon::current_num_threads()
+        "({} threads; HNSW M=16, ef_construction={ef_construction}, ef {ef}; cargo run --release --example scale_bench -- {})",
+        rayon::current_num_threads(),
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
     );
-    let _ = std::fs::remove_dir_all(&location);
+    match keep {
+        Some(root) => {
+            let bytes: Vec<u8> = query_vectors.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+            std::fs::write(format!("{root}/queries.f32"), bytes).expect("queries");
+            let lines: Vec<String> =
+                truth.iter().map(|ids| ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")).collect();
+            std::fs::write(format!("{root}/truth.txt"), lines.join("\n") + "\n").expect("truth");
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(&location);
+        }
+    }
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -550,6 +550,35 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainNative<'l>(
     })
 }
 
+/// `explainNative` for a vector search (column, query, metric, k and ef as `searchNative` takes
+/// them): the counts of [`Table::explain_search`](crate::table::iceberg::Table::explain_search),
+/// with no file descriptions.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_explainSearchNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    files: JObjectArray<'l>,
+    filter: JString<'l>,
+    vector_column: JString<'l>,
+    query: JFloatArray<'l>,
+    metric: JString<'l>,
+    k: jlong,
+    ef_search: jlong,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let files = data_files_arg(env, &files)?;
+        let filter = filter_arg(env, &filter)?;
+        let search = tuned_search(env, &vector_column, &query, &metric, k, ef_search, &JString::null(), false)?;
+        let table = lock(&cell).clone();
+        let explain = table.explain_search(files, filter.as_ref(), &search)?;
+        export_result(explain.to_batch(&[])?, stream_address)
+    })
+}
+
 /// Removes the table's orphan files older than `older_than_ms`; returns their paths.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_removeOrphanFilesNative<'l>(

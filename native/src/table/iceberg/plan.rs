@@ -26,6 +26,10 @@ pub struct ScanExplain {
     pub pages_read: u64,
     /// Bytes fetched from storage: the read pages' compressed bytes and the scalar index files used.
     pub bytes_read: u64,
+    /// For a vector search ([`Table::explain_search`]): of the files searched, those whose HNSW
+    /// graph the search walks and those it compares exactly, by the rows pruning leaves of each.
+    pub files_by_graph: usize,
+    pub files_exact: usize,
 }
 
 impl ScanExplain {
@@ -67,6 +71,8 @@ impl ScanExplain {
         self.pages += other.pages;
         self.pages_read += other.pages_read;
         self.bytes_read += other.bytes_read;
+        self.files_by_graph += other.files_by_graph;
+        self.files_exact += other.files_exact;
     }
 }
 
@@ -173,6 +179,66 @@ impl Table {
         }
         total.files = asked;
         Ok((total, reading))
+    }
+
+    /// [`Table::explain`] of a vector search of `files` as `search` asks, among the rows `filter`
+    /// passes, with how many files it walks the HNSW graph of and how many it compares exactly:
+    /// the choice [`Table::search`] makes per file, from the same count of the file's passing rows
+    /// (the filter is evaluated, deletes applied). A file counted for its graph is still compared
+    /// exactly when it has no usable graph or the walk finds fewer than k passing rows. Without a
+    /// filter no data file is opened.
+    pub fn explain_search(
+        &self,
+        files: Vec<DataFile>,
+        filter: Option<&Predicate>,
+        search: &VectorSearch,
+    ) -> Result<ScanExplain> {
+        let schema = self.arrow_schema()?;
+        let graph = match search.prepare_any(&schema)? {
+            Prepared::Float(query) => {
+                schema.field_with_name(&search.column).ok().and_then(field_id).map(|id| (id, query.metric()))
+            }
+            Prepared::Bits(_) | Prepared::Sparse(_) => None,
+        };
+        let asked = files.len();
+        let kept = self.prune(files, filter)?;
+        let explained = kept
+            .into_par_iter()
+            .map(|file| {
+                let rows = u64::try_from(file.record_count).unwrap_or(0);
+                let mut explain = match filter {
+                    Some(filter) => self.table_scan(Vec::new(), None, 1, Some(filter))?.plan(&file)?.1,
+                    None => ScanExplain { rows, rows_read: rows, ..Default::default() },
+                };
+                if explain.rows_read == 0 {
+                    return Ok(explain);
+                }
+                let passing = match (filter, file.deletes.is_empty()) {
+                    (None, true) => rows,
+                    (None, false) => rows - deleted_positions(&self.storage, &file)?.len(),
+                    (Some(_), _) => {
+                        (self.positions_passing(&file, filter)? - deleted_positions(&self.storage, &file)?).len()
+                    }
+                };
+                let by_graph = graph.is_some_and(|(id, metric)| {
+                    let passing = usize::try_from(passing).unwrap_or(usize::MAX);
+                    self.graph_answers(id, metric, search, passing, usize::try_from(rows).unwrap_or(0)).is_some()
+                });
+                if by_graph {
+                    explain.files_by_graph = 1;
+                } else {
+                    explain.files_exact = 1;
+                }
+                Ok(explain)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut total = ScanExplain::default();
+        for explain in &explained {
+            total.add(explain);
+        }
+        total.files = asked;
+        total.files_pruned = asked - explained.len();
+        Ok(total)
     }
 
     /// The files of `files` that may hold a row `filter` passes, by their partition values and

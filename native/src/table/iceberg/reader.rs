@@ -151,10 +151,13 @@ impl TableScan {
     pub(super) fn plan(&self, file: &DataFile) -> Result<(ParquetRecordBatchReaderBuilder<Bytes>, ScanExplain)> {
         // Mapped, not read: only the pages of the projected columns and selected rows are touched.
         let bytes = self.storage.map(self.storage.relative(&file.file_path)?, false)?;
-        // The page index lets a row selection skip whole pages instead of decoding and dropping them.
-        let policy = if self.prune.is_some() { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
-        // The column index (each page's min and max) lets a filter skip the pages it rules out.
-        let mut options = ArrowReaderOptions::new().with_offset_index_policy(policy).with_column_index_policy(policy);
+        // The offset index (where each page starts) lets a row selection (a filter's, or the rows a
+        // search found) skip whole pages instead of decoding and dropping them; the column index
+        // (each page's min and max) lets a filter skip the pages it rules out.
+        let when = |wanted: bool| if wanted { PageIndexPolicy::Optional } else { PageIndexPolicy::Skip };
+        let mut options = ArrowReaderOptions::new()
+            .with_offset_index_policy(when(self.prune.is_some() || self.selection.is_some()))
+            .with_column_index_policy(when(self.prune.is_some()));
         if self.lineage {
             let position = arrow::datatypes::Field::new(ROW_POSITION, DataType::Int64, false)
                 .with_extension_type(parquet::arrow::RowNumber);

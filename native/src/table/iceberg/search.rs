@@ -239,7 +239,7 @@ impl Table {
     /// pass its filter, goes through the column's HNSW graph (when the file has a usable one):
     /// the search wants the index, the column's index has that metric, and the filter leaves
     /// enough rows for a walk to beat comparing them all.
-    fn graph_answers(
+    pub(super) fn graph_answers(
         &self,
         id: i32,
         metric: Metric,
@@ -281,7 +281,7 @@ impl Table {
         };
         let sidecar = Sidecar::parse(&region, rows, query.dimension(), "sidecar")?;
         let mut hits = Hits::new(out_schema.clone(), search.wanted());
-        let take = |positions: &UInt32Array| self.take_rows(file, output, positions);
+        let take = |positions: &UInt32Array| self.take_rows_beside(file, output, positions, &search.column, &sidecar);
         match self.search_graph(file, id, query, search, &sidecar, &with_vector)? {
             Some(found) => {
                 let found = found.into_iter().map(|n| Neighbor { ordinal: n.ordinal + first_ordinal, ..n }).collect();
@@ -349,7 +349,8 @@ impl Table {
         wanted.extend((&passed & &!&sidecar.validity).set_indices().take(search.k).map(|p| p as u32));
         wanted.sort_unstable();
         wanted.dedup();
-        let fetched = self.take_rows(file, &reading.output, &UInt32Array::from(wanted.clone()))?;
+        let fetched =
+            self.take_rows_beside(file, &reading.output, &UInt32Array::from(wanted.clone()), &search.column, &sidecar)?;
         let take = |positions: &UInt32Array| -> Result<Vec<ArrayRef>> {
             let at = UInt32Array::from_iter_values(
                 positions
@@ -421,6 +422,46 @@ impl Table {
                 Ok(None)
             }
         }
+    }
+
+    /// [`Table::take_rows`] with the values of the vector column `column`, when asked for, taken
+    /// from the file's `sidecar` (the same vectors, contiguous) instead of decompressing the
+    /// Parquet pages that hold them: a 768-d vector's page holds only about 300 rows.
+    fn take_rows_beside(
+        &self,
+        file: &DataFile,
+        columns: &[String],
+        positions: &UInt32Array,
+        column: &str,
+        sidecar: &Sidecar,
+    ) -> Result<Vec<ArrayRef>> {
+        let schema = self.read_schema()?;
+        let at = columns.iter().position(|c| c == column);
+        let (Some(at), Ok(field)) = (at, schema.field_with_name(column)) else {
+            return self.take_rows(file, columns, positions);
+        };
+        let (DataType::FixedSizeList(item, n), dimension) = (field.data_type(), sidecar.dimension) else {
+            return self.take_rows(file, columns, positions);
+        };
+        if usize::try_from(*n).ok() != Some(dimension) {
+            return self.take_rows(file, columns, positions);
+        }
+        let others: Vec<String> = columns.iter().filter(|c| *c != column).cloned().collect();
+        let mut taken = self.take_rows(file, &others, positions)?;
+        let mut values = Vec::with_capacity(positions.len() * dimension);
+        for &p in positions.values() {
+            let p = p as usize;
+            values.extend_from_slice(&sidecar.vectors()[p * dimension..(p + 1) * dimension]);
+        }
+        let valid = positions.values().iter().map(|&p| sidecar.validity.value(p as usize)).collect::<BooleanBuffer>();
+        let vectors = arrow::array::FixedSizeListArray::try_new(
+            item.clone(),
+            *n,
+            Arc::new(arrow::array::Float32Array::from(values)),
+            Some(arrow::buffer::NullBuffer::new(valid)).filter(|nulls| nulls.null_count() > 0),
+        )?;
+        taken.insert(at, Arc::new(vectors));
+        Ok(taken)
     }
 
     /// The `columns` of the rows at `positions` (in that order) of one data file, reading only the

@@ -693,6 +693,8 @@ fn scan_explain_crosses_the_bridge_by_name() {
         "pages",
         "pages_read",
         "bytes_read",
+        "files_by_graph",
+        "files_exact",
         "reading",
     ];
     expected.sort_unstable();

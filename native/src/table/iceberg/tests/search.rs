@@ -424,6 +424,22 @@ fn vector_indexes_build_without_rewriting_data_answer_searches_and_drop() {
         ids(&table, Metric::L2, IndexUse::Exact, Some(&filter))
     );
 
+    // EXPLAIN's account of the same choice, before any vector is read: a file goes through its
+    // graph when enough of its rows pass the filter for a walk (64 x ef of them here).
+    let explained = |table: &Table, metric: Metric, index: IndexUse, filter: Option<&str>| {
+        let search = VectorSearch { index, ..VectorSearch::new("embedding", vec![1500.0, 0.5, -1500.0], metric, 5) };
+        let filter = filter.map(|f| Predicate::from_json(f).unwrap());
+        let e = table.explain_search(files.clone(), filter.as_ref(), &search).unwrap();
+        (e.files_pruned, e.files_by_graph, e.files_exact)
+    };
+    assert_eq!(explained(&table, Metric::L2, IndexUse::Ef(5), None), (0, 3, 0));
+    assert_eq!(explained(&table, Metric::L2, IndexUse::Exact, None), (0, 0, 3));
+    assert_eq!(explained(&table, Metric::L1, IndexUse::Ef(5), None), (0, 0, 3), "not the index's metric");
+    // Ids below 1100: all 1000 rows of the first file, 100 of the second (whose bounds and
+    // statistics cannot tell), none of the third.
+    let below = r#"{"op":"lt","column":"id","value":1100}"#;
+    assert_eq!(explained(&table, Metric::L2, IndexUse::Ef(5), Some(below)), (1, 1, 1));
+
     // The graph answers: one that holds only the even rows of the middle file finds only those.
     let sidecar = std::fs::read(sidecar_path(&middle.file_path, 3)).unwrap();
     let vectors = Sidecar::parse(&sidecar, 1000, 3, "s").unwrap();
@@ -544,6 +560,35 @@ fn a_batched_search_answers_each_query_as_its_own_search_does() {
             }
         }
     }
+    // The found rows' vectors, taken from the sidecars, are the rows' own as a scan reads them from
+    // the Parquet pages; rows without one (first when nulls come first) have none.
+    let mut scanned: HashMap<i64, Option<Vec<f32>>> = HashMap::new();
+    for batch in table.scan_files(files.clone(), Some(&["id".to_owned(), "embedding".to_owned()]), 1000).unwrap() {
+        let batch = batch.unwrap();
+        let vectors = batch.column(1).as_fixed_size_list();
+        for (r, id) in batch.column(0).as_primitive::<Int64Type>().values().iter().enumerate() {
+            let vector = vectors.is_valid(r).then(|| vectors.value(r).as_primitive::<Float32Type>().values().to_vec());
+            scanned.insert(*id, vector);
+        }
+    }
+    let with_vectors = ["name".to_owned(), "embedding".to_owned(), "id".to_owned()];
+    for index in [IndexUse::Ef(8), IndexUse::Exact] {
+        for nulls_first in [false, true] {
+            let search = VectorSearch { index, nulls_first, ..VectorSearch::new("embedding", Vec::new(), Metric::L2, 9) };
+            let one = VectorSearch { query: queries[0].clone(), ..search.clone() };
+            let single = table.search(files.clone(), Some(&with_vectors), None, &one, 64).unwrap();
+            let batched = table.search_many(files.clone(), Some(&with_vectors), None, &search, &queries[..2], 64).unwrap();
+            for (found, first) in [(&single, 0), (&batched, 1)] {
+                let vectors = found.column(first + 1).as_fixed_size_list();
+                for (r, id) in found.column(first + 2).as_primitive::<Int64Type>().values().iter().enumerate() {
+                    let got = vectors.is_valid(r).then(|| vectors.value(r).as_primitive::<Float32Type>().values().to_vec());
+                    assert_eq!(&got, &scanned[id], "{index:?} nulls first {nulls_first}: row {id}");
+                }
+            }
+            assert_eq!(nulls_first, single.column(1).is_null(0), "{index:?}");
+        }
+    }
+
     let bad = VectorSearch::new("embedding", Vec::new(), Metric::L2, 3);
     let err = table.search_many(files.clone(), None, None, &bad, &[vec![1.0; 8], vec![1.0; 3]], 64).unwrap_err();
     assert!(err.to_string().contains("query 1:"), "{err}");

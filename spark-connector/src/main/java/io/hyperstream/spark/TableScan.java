@@ -41,8 +41,9 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
     /** How the filtered read prunes, once asked for (null without a filter). */
     private NativeTable.ScanExplain explained;
 
+    /** {@code files}: the data files the read covers, when its builder already planned them (else null). */
     TableScan(PathOptions options, StructType tableColumns, StructType readSchema, String filter, VectorOption search,
-            SearchPlan searchPlan, int limit) {
+            SearchPlan searchPlan, int limit, String[] files) {
         this.options = options;
         this.tableColumns = tableColumns;
         this.readSchema = readSchema;
@@ -50,6 +51,7 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         this.search = search;
         this.searchPlan = searchPlan;
         this.limit = limit;
+        this.files = files;
     }
 
     PathOptions options() {
@@ -86,7 +88,8 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
                 : version.asOfMillis() != null ? " as-of=" + version.asOfMillis() : "";
         return "HyperStreamScan " + options.path() + at + " columns=" + Arrays.toString(readSchema.fieldNames())
                 + (filter == null ? "" : " filter=" + filter) + (search == null ? "" : " " + search + " " + searchPlanShown())
-                + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]");
+                + (limit > 0 ? " limit=" + limit : "") + (filter == null ? "" : " pruning=[" + explained() + "]")
+                + (search == null ? "" : " " + explained().searchChoice());
     }
 
     /** The search's plan as EXPLAIN shows it: single, or distributed over how many splits. */
@@ -95,14 +98,17 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         return splits > 1 ? "plan=distributed splits=" + splits : "plan=single";
     }
 
-    /** What each pruning level leaves out of the filtered read (footers and indexes read, no data). */
+    /**
+     * What each pruning level leaves out of the filtered read (footers and indexes read, no data)
+     * and, for a search, how many files it walks the HNSW graph of and how many it compares exactly.
+     */
     private NativeTable.ScanExplain explained() {
-        if (explained == null && filter != null) {
+        if (explained == null && (filter != null || search != null)) {
             if (search == null) {
                 files(); // plans the files and explains in one pass
             } else {
                 try (NativeTable table = options.openRead()) {
-                    explained = table.explain(table.dataFiles(options.read().version()), filter);
+                    explained = table.explainSearch(table.dataFiles(options.read().version()), filter, search.toSearch());
                 }
             }
         }

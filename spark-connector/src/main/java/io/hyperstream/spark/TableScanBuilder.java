@@ -56,6 +56,8 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
     private VectorOption topK;
     /** How the pushed top-k is divided: {@link SearchPlan#SINGLE}, or the plan that divides it. */
     private SearchPlan searchPlan = SearchPlan.SINGLE;
+    /** The data files a pushed top-k searches, once planned to choose its plan (the scan reads them). */
+    private String[] searchedFiles;
     private int limit;
     private MetadataAggregateScan aggregated;
 
@@ -107,7 +109,10 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
         search.ifPresent(s -> {
             topK = s;
             SearchPlan asked = options.read().searchPlan();
-            searchPlan = asked != SearchPlan.SINGLE && asked.splits(searchedFiles()).length > 1 ? asked : SearchPlan.SINGLE;
+            if (asked != SearchPlan.SINGLE) {
+                searchedFiles = searchedFiles();
+                searchPlan = asked.splits(searchedFiles).length > 1 ? asked : SearchPlan.SINGLE;
+            }
         });
         return search.isPresent();
     }
@@ -267,6 +272,6 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
             return aggregated;
         }
         String filter = filters.isEmpty() ? null : Filters.and(filters);
-        return new TableScan(options, tableColumns(), readSchema, filter, topK, searchPlan, limit);
+        return new TableScan(options, tableColumns(), readSchema, filter, topK, searchPlan, limit, searchedFiles);
     }
 }

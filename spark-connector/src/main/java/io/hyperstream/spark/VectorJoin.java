@@ -155,6 +155,8 @@ public final class VectorJoin {
         private final Iterator<Row> queries;
         private final List<Row> ready = new ArrayList<>();
         private int next;
+        /** The searched table, opened at the first batch and closed after the last (or with the task). */
+        private NativeTable table;
 
         Joined(Task task, Iterator<Row> queries) {
             this.task = task;
@@ -168,7 +170,33 @@ public final class VectorJoin {
                 next = 0;
                 searchBatch();
             }
+            if (next == ready.size()) {
+                close();
+            }
             return next < ready.size();
+        }
+
+        private NativeTable table() {
+            if (table == null) {
+                table = task.options().openRead();
+                org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
+                if (context != null) { // a task that stops early or fails closes it too
+                    context.addTaskCompletionListener(new org.apache.spark.util.TaskCompletionListener() {
+                        @Override
+                        public void onTaskCompletion(org.apache.spark.TaskContext done) {
+                            close();
+                        }
+                    });
+                }
+            }
+            return table;
+        }
+
+        private void close() {
+            if (table != null) {
+                table.close();
+                table = null;
+            }
         }
 
         @Override
@@ -194,9 +222,8 @@ public final class VectorJoin {
             if (batch.isEmpty() || task.files().length == 0) {
                 return;
             }
-            try (NativeTable table = task.options().openRead();
-                    BufferAllocator allocator = Allocators.child("spark-vector-join");
-                    ArrowReader reader = table.searchMany(allocator, task.files(), task.columns(), task.filter(), searches,
+            try (BufferAllocator allocator = Allocators.child("spark-vector-join");
+                    ArrowReader reader = table().searchMany(allocator, task.files(), task.columns(), task.filter(), searches,
                             task.options().batchRows())) {
                 while (reader.loadNextBatch()) {
                     join(batch, reader.getVectorSchemaRoot());

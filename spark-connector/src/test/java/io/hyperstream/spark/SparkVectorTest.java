@@ -444,6 +444,14 @@ class SparkVectorTest {
                     }
                 }
             }
+            // EXPLAIN says how the search goes through each file: its graph where enough rows pass for
+            // a walk (64 x ef: 320 at ef 5; ~450 of a file's rows are left, ~100 under the filter), else exactly.
+            spark.conf().set("spark.hyperstream.vector.search.ef", "5");
+            String top3 = "SELECT id FROM spread%s ORDER BY hyperstream.l2_distance(embedding, " + literal + ") LIMIT 3";
+            Dataset<Row> graphs = spark.sql(String.format(top3, ""));
+            assertTrue(plan(graphs).contains("index=[graph 6 files, exact 0 files]"), plan(graphs));
+            Dataset<Row> exact = spark.sql(String.format(top3, " WHERE category IN ('c3', 'c7')"));
+            assertTrue(plan(exact).contains("index=[graph 0 files, exact 6 files]"), plan(exact));
             spark.conf().set("spark.hyperstream.vector.search.plan", "auto");
             Dataset<Row> auto = spark.sql("SELECT id FROM spread ORDER BY hyperstream.l2_distance(embedding, " + literal + ") LIMIT 3");
             assertTrue(plan(auto).contains("plan=single"), "a small table is searched by one task: " + plan(auto));

@@ -211,7 +211,8 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     @Override
     public Optional<TopNApplicationResult<ConnectorTableHandle>> applyTopN(ConnectorSession session,
             ConnectorTableHandle table, long topNCount, List<SortItem> sortItems, Map<String, ColumnHandle> assignments) {
-        return Pushdowns.topN(table, topNCount, sortItems, assignments, HyperStreamConnector.searchPlan(session));
+        return Pushdowns.topN(table, topNCount, sortItems, assignments, HyperStreamConnector.searchPlan(session),
+                session.getProperty(HyperStreamConnector.VECTOR_SEARCH_EF, Long.class));
     }
 
     @Override

@@ -20,7 +20,8 @@ import java.util.List;
  * enforces for what a constraint cannot say (an OR across columns, a NOT), the {@code distance} it computes (null for none) and, when {@code topK} is positive, that
  * only the {@code topK} rows nearest by that distance are read, by one split or, under a {@code searchPlan}
  * other than single, by {@code searchSplits} splits each returning its own top k (Trino keeps its TopN
- * over them); when {@code limit} is positive, a
+ * over them), {@code searchIndex} saying how many files it walks the HNSW graph of and how many it
+ * compares exactly; when {@code limit} is positive, a
  * pushed LIMIT: each split stops after that many rows (and, without a filter, only the files that
  * hold the first {@code limit} rows are planned); when {@code countStar}, the scan is a pushed
  * {@code COUNT(*)}: one row, the snapshot's row count from metadata.
@@ -42,6 +43,7 @@ public record HyperStreamTableHandle(
         @JsonProperty("nullsFirst") boolean nullsFirst,
         @JsonProperty("searchPlan") io.hyperstream.jni.SearchPlan searchPlan,
         @JsonProperty("searchSplits") int searchSplits,
+        @JsonProperty("searchIndex") String searchIndex,
         @JsonProperty("limit") long limit,
         @JsonProperty("countStar") boolean countStar,
         @JsonProperty("pruning") String pruning)
@@ -62,48 +64,52 @@ public record HyperStreamTableHandle(
     static HyperStreamTableHandle stored(SchemaTableName name, Catalog.TableRef table, long snapshotId, boolean travel) {
         return new HyperStreamTableHandle(name.getSchemaName(), name.getTableName(), 0, 0, 0, table.location(), table.options(),
                 snapshotId, travel,
-                TupleDomain.all(), List.of(), null, 0, false, null, 0, 0, false, null);
+                TupleDomain.all(), List.of(), null, 0, false, null, 0, null, 0, false, null);
     }
 
     static HyperStreamTableHandle sample(String schema, String table, long rows, int dimension, long seed) {
-        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, null, -1, false, TupleDomain.all(), List.of(), null, 0, false, null, 0, 0, false, null);
+        return new HyperStreamTableHandle(schema, table, rows, dimension, seed, null, null, -1, false, TupleDomain.all(), List.of(), null, 0, false, null, 0, null, 0, false, null);
     }
 
     HyperStreamTableHandle withConstraint(TupleDomain<HyperStreamColumnHandle> newConstraint, List<String> newExpressions) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
-                newConstraint, newExpressions, distance, topK, nullsFirst, searchPlan, searchSplits, limit, countStar, null);
+                newConstraint, newExpressions, distance, topK, nullsFirst, searchPlan, searchSplits, searchIndex, limit, countStar, null);
     }
 
     HyperStreamTableHandle withDistance(VectorDistance newDistance) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
-                constraint, expressions, newDistance, topK, nullsFirst, searchPlan, searchSplits, limit, countStar, pruning);
+                constraint, expressions, newDistance, topK, nullsFirst, searchPlan, searchSplits, searchIndex, limit, countStar, pruning);
     }
 
     /** The same reading only the {@code k} rows nearest by the distance, those without one first or last, in one split. */
     HyperStreamTableHandle withTopK(long k, boolean first) {
-        return withTopK(k, first, io.hyperstream.jni.SearchPlan.SINGLE, 1);
+        return withTopK(k, first, io.hyperstream.jni.SearchPlan.SINGLE, 1, null);
     }
 
-    /** The same reading the {@code k} nearest rows of each of the {@code splits} splits {@code plan} divides the search into. */
-    HyperStreamTableHandle withTopK(long k, boolean first, io.hyperstream.jni.SearchPlan plan, int splits) {
+    /**
+     * The same reading the {@code k} nearest rows (those without a vector first or last) of each of
+     * the {@code splits} splits {@code plan} divides the search into; {@code index} is how the search
+     * goes through the files, as EXPLAIN shows it (null: not shown).
+     */
+    HyperStreamTableHandle withTopK(long k, boolean first, io.hyperstream.jni.SearchPlan plan, int splits, String index) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
-                constraint, expressions, distance, k, first, plan, splits, limit, countStar, pruning);
+                constraint, expressions, distance, k, first, plan, splits, index, limit, countStar, pruning);
     }
 
     HyperStreamTableHandle withLimit(long rows) {
         return new HyperStreamTableHandle(schemaName, tableName, this.rows, dimension, seed, location, storage, snapshotId, travel,
-                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, rows, countStar, pruning);
+                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, searchIndex, rows, countStar, pruning);
     }
 
     HyperStreamTableHandle withCountStar() {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
-                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, limit, true, pruning);
+                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, searchIndex, limit, true, pruning);
     }
 
     /** The same with what the native explain says of the filtered read (EXPLAIN shows it). */
     HyperStreamTableHandle withPruning(String newPruning) {
         return new HyperStreamTableHandle(schemaName, tableName, rows, dimension, seed, location, storage, snapshotId, travel,
-                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, limit, countStar, newPruning);
+                constraint, expressions, distance, topK, nullsFirst, searchPlan, searchSplits, searchIndex, limit, countStar, newPruning);
     }
 
     /** The native filter of everything pushed: the constraint and the expression; null for none. */
@@ -164,7 +170,8 @@ public record HyperStreamTableHandle(
         }
         if (topK > 0) {
             parts.add("nativeTopK=" + topK + " nearest by " + distance.function() + (nullsFirst ? " nulls first" : "")
-                    + (searchPlan == io.hyperstream.jni.SearchPlan.SINGLE ? " plan=single" : " plan=distributed splits=" + searchSplits));
+                    + (searchPlan == io.hyperstream.jni.SearchPlan.SINGLE ? " plan=single" : " plan=distributed splits=" + searchSplits)
+                    + (searchIndex == null ? "" : " " + searchIndex));
         }
         if (limit > 0) {
             parts.add("limit=" + limit);

@@ -161,10 +161,11 @@ final class Pushdowns {
      * the distances and descending for {@code dot_product}, nulls first or last as the order says.
      * Where {@code plan} keeps it in one split, the scan returns exactly the top k and Trino drops its
      * TopN; where it divides the search among splits, each returns its own top k and Trino keeps its
-     * TopN (partial on each worker, then final) over their rows.
+     * TopN (partial on each worker, then final) over their rows. {@code efSearch} is the session's
+     * use of the HNSW index, for EXPLAIN's account of which files the search walks the graph of.
      */
     static Optional<TopNApplicationResult<ConnectorTableHandle>> topN(ConnectorTableHandle table, long topNCount,
-            List<SortItem> sortItems, Map<String, ColumnHandle> assignments, io.hyperstream.jni.SearchPlan plan) {
+            List<SortItem> sortItems, Map<String, ColumnHandle> assignments, io.hyperstream.jni.SearchPlan plan, long efSearch) {
         if (!(table instanceof HyperStreamTableHandle handle)) {
             return Optional.empty();
         }
@@ -181,15 +182,19 @@ final class Pushdowns {
         if (handle.topK() > 0 && handle.topK() <= topNCount) {
             return Optional.empty();
         }
-        int splits = plan == io.hyperstream.jni.SearchPlan.SINGLE ? 1 : nativeCall(() -> {
-            try (NativeTable stored = handle.table().open()) {
-                return plan.splits(stored.dataFiles(handle.version(), handle.filter())).length;
+        // How many splits search, and how the search goes through the files (EXPLAIN shows both).
+        record Planned(int splits, String index) {}
+        Planned planned = !handle.isStored() ? new Planned(1, null) : nativeCall(() -> {
+            try (NativeTable stored = handle.openRead()) {
+                String index = stored.explainSearch(stored.dataFiles(handle.version()), handle.filter(),
+                        distance.search(topNCount).withEfSearch(efSearch)).searchChoice();
+                return new Planned(plan == io.hyperstream.jni.SearchPlan.SINGLE ? 1
+                        : plan.splits(stored.dataFiles(handle.version(), handle.filter())).length, index);
             }
         });
-        if (splits <= 1) {
-            return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst()), true, false));
-        }
-        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst(), plan, splits), false, false));
+        boolean single = planned.splits() <= 1;
+        return Optional.of(new TopNApplicationResult<>(handle.withTopK(topNCount, order.isNullsFirst(),
+                single ? io.hyperstream.jni.SearchPlan.SINGLE : plan, planned.splits(), planned.index()), single, false));
     }
 
     /** DELETE with its whole condition pushed into the scan ({@link #filter}) runs natively. */

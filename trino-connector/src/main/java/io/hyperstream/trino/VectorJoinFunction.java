@@ -179,6 +179,11 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
         private long seen;
         /** Pages of the current input page's answer not yet returned. */
         private final java.util.ArrayDeque<Page> pending = new java.util.ArrayDeque<>();
+        /**
+         * The searched table, opened at the first page and closed after the last (a processor Trino
+         * abandons has it freed by the handle's cleaner).
+         */
+        private NativeTable table;
 
         Processor(Handle handle, long ef, String backend) {
             this.handle = handle;
@@ -188,6 +193,10 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
         @Override
         public TableFunctionProcessorState process(List<Optional<Page>> input) {
             if (input == null) {
+                if (table != null) {
+                    table.close();
+                    table = null;
+                }
                 return TableFunctionProcessorState.Finished.FINISHED;
             }
             if (pending.isEmpty()) {
@@ -217,8 +226,10 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
         }
 
         private List<Page> search(List<VectorSearch> searches, List<Integer> rows, long first) {
-            try (NativeTable table = handle.table().openRead();
-                    BufferAllocator allocator = Allocators.child("trino-vector-join");
+            if (table == null) {
+                table = handle.table().openRead();
+            }
+            try (BufferAllocator allocator = Allocators.child("trino-vector-join");
                     ArrowReader reader = table.searchMany(allocator, handle.files().toArray(String[]::new),
                             handle.columns().toArray(String[]::new), handle.filter(), searches, BATCH_ROWS)) {
                 List<Page> pages = new ArrayList<>();

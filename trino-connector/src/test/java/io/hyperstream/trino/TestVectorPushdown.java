@@ -395,6 +395,11 @@ class TestVectorPushdown {
                     String singlePlan = explain(single, sql);
                     assertTrue(singlePlan.contains("nativeTopK=20 nearest by " + q[0] + " plan=single"), singlePlan);
                     assertFalse(singlePlan.contains("TopN"), singlePlan);
+                    // Each file goes through its graph where enough rows pass for a walk (64 x ef: 1,280 at
+                    // ef 20; 1,350 of a file's rows are left, ~300 under the filter); exact otherwise.
+                    boolean graphs = ef.equals("10") && where.isEmpty() && q[0].equals("euclidean_distance");
+                    assertTrue(singlePlan.contains(graphs ? "index=[graph 3 files, exact 0 files]"
+                            : "index=[graph 0 files, exact 3 files]"), singlePlan);
                     String distributedPlan = explain(distributed, sql);
                     assertTrue(distributedPlan.contains("plan=distributed splits=" + FILES), distributedPlan);
                     assertTrue(distributedPlan.contains("TopNPartial"), distributedPlan);

@@ -512,7 +512,7 @@ public final class NativeTable extends NativeHandle {
      */
     public record ScanExplain(long files, long filesPruned, long rowGroups, long rowGroupsPrunedByStats,
             long rowGroupsPrunedByBloom, long rowGroupsPrunedByIndex, long rows, long rowsDeleted, long rowsPrunedByIndex,
-            long rowsRead, long pages, long pagesRead, long bytesRead) {
+            long rowsRead, long pages, long pagesRead, long bytesRead, long filesByGraph, long filesExact) {
         /** One line, as engines' plans print it. */
         @Override
         public String toString() {
@@ -524,6 +524,14 @@ public final class NativeTable extends NativeHandle {
                     + ", rows read " + rowsRead + "/" + rows
                     + " (index pruned " + rowsPrunedByIndex + ", deleted " + rowsDeleted + ")"
                     + ", bytes read " + bytesRead;
+        }
+
+        /**
+         * How a vector search ({@link #explainSearch}) goes through its files, as engines' plans print
+         * it: how many it walks the HNSW graph of and how many it compares exactly.
+         */
+        public String searchChoice() {
+            return "index=[graph " + filesByGraph + " files, exact " + filesExact + " files]";
         }
     }
 
@@ -572,6 +580,19 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
+     * The {@link ScanExplain} of {@code search} over {@code dataFiles} among the rows {@code filter}
+     * (JSON, or null) passes, with how many files the search walks the HNSW graph of and how many it
+     * compares exactly ({@link ScanExplain#filesByGraph}, {@link ScanExplain#filesExact}): the choice
+     * the search makes per file, each file's passing rows estimated by what pruning leaves. A file
+     * counted for its graph may still be compared exactly as the search runs (it counts the passing
+     * rows exactly). Without a filter no data file is opened.
+     */
+    public ScanExplain explainSearch(String[] dataFiles, String filter, VectorSearch search) {
+        return explained(h -> address -> explainSearchNative(h, dataFiles, filter, search.column(), search.query(),
+                search.metric(), search.k(), search.efSearch(), address)).explain();
+    }
+
+    /**
      * A filtered read's {@link ScanExplain} and the data files that hold a row to read: the files a
      * scan has to open, those whose every row bounds, statistics, indexes or deletes rule out left out.
      */
@@ -594,9 +615,13 @@ public final class NativeTable extends NativeHandle {
 
     /** See {@link ExplainedFiles}. */
     public ExplainedFiles explainFiles(String[] dataFiles, String filter) {
+        return explained(h -> address -> explainNative(h, dataFiles, filter, address));
+    }
+
+    /** The one row a native explain ({@code export}, given the handle) streams, bound. */
+    private ExplainedFiles explained(java.util.function.LongFunction<java.util.function.LongConsumer> export) {
         try (BufferAllocator allocator = Allocators.child("explain");
-                ArrowReader reader = call(h -> ArrowStreams.importStream(allocator,
-                        address -> explainNative(h, dataFiles, filter, address)))) {
+                ArrowReader reader = call(h -> ArrowStreams.importStream(allocator, export.apply(h)))) {
             if (!reader.loadNextBatch()) {
                 throw new InternalException("the native explain returned no row");
             }
@@ -752,6 +777,9 @@ public final class NativeTable extends NativeHandle {
     private static native String[] scalarIndexesNative(long handle);
 
     private static native void explainNative(long handle, String[] dataFiles, String filter, long streamAddress);
+
+    private static native void explainSearchNative(long handle, String[] dataFiles, String filter, String column,
+            float[] query, String metric, long k, long efSearch, long streamAddress);
 
     private static native String[] splitFilesNative(long handle, String[] dataFiles, long splitRows);
 

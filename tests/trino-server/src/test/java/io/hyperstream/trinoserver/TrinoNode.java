@@ -170,6 +170,23 @@ final class TrinoNode implements AutoCloseable {
         throw new IllegalStateException(role + " node did not start within " + START_TIMEOUT + ":\n" + logTail());
     }
 
+    /** Waits until {@code nodes} nodes (this coordinator and its workers) are active in the cluster. */
+    void awaitActive(int nodes, TrinoNode... workers) throws java.sql.SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(jdbcUrl())) {
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (TrinoServerDeploymentTest.scalar(c, "SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'") < nodes) {
+                if (System.nanoTime() > deadline) {
+                    StringBuilder logs = new StringBuilder();
+                    for (TrinoNode worker : workers) {
+                        logs.append(worker.logTail()).append('\n');
+                    }
+                    throw new IllegalStateException("the workers never joined:\n" + logs);
+                }
+                sleep(500);
+            }
+        }
+    }
+
     /** The last lines the server wrote, for failure messages. */
     String logTail() {
         try {

@@ -65,12 +65,8 @@ class TrinoServerDeploymentTest {
                 TrinoNode second = TrinoNode.start(dir.resolve("worker2"), TrinoNode.Role.WORKER, coordinator.uri(),
                         lake.catalogs(), Map.of("rest", rest.uri()), "1280M")) {
             // The coordinator schedules no splits on itself: every scan, write and search runs on the workers.
+            coordinator.awaitActive(3, worker, second);
             try (Connection c = DriverManager.getConnection(coordinator.jdbcUrl())) {
-                long deadline = System.nanoTime() + 120_000_000_000L;
-                while (scalar(c, "SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'") < 3L) {
-                    assertTrue(System.nanoTime() < deadline, "the workers never joined:\n" + worker.logTail() + second.logTail());
-                    TrinoNode.sleep(500);
-                }
                 assertEquals(List.of(List.of(false), List.of(false)), rows(c,
                         "SELECT coordinator FROM system.runtime.nodes WHERE node_id LIKE 'worker-%'"));
             }
@@ -353,17 +349,17 @@ class TrinoServerDeploymentTest {
         }
     }
 
-    private static void execute(Connection c, String sql) throws SQLException {
+    static void execute(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }
 
-    private static String explain(Connection c, String sql) throws SQLException {
+    static String explain(Connection c, String sql) throws SQLException {
         return (String) rows(c, "EXPLAIN " + sql).get(0).get(0);
     }
 
-    private static long scalar(Connection c, String sql) throws SQLException {
+    static long scalar(Connection c, String sql) throws SQLException {
         return ((Number) rows(c, sql).get(0).get(0)).longValue();
     }
 
@@ -371,7 +367,7 @@ class TrinoServerDeploymentTest {
         return rows(c, sql).stream().map(r -> (String) r.get(0)).toList();
     }
 
-    private static List<List<Object>> rows(Connection c, String sql) throws SQLException {
+    static List<List<Object>> rows(Connection c, String sql) throws SQLException {
         List<List<Object>> rows = new ArrayList<>();
         try (Statement s = c.createStatement(); ResultSet r = s.executeQuery(sql)) {
             int columns = r.getMetaData().getColumnCount();
