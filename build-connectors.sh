@@ -12,7 +12,7 @@
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
 #           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
 #           with "index [rows] [runs]" the index-pruned scan benchmark against Spark's Parquet reader,
-#           with "scale [rows] [dim] [queries] [files]" vector search natively, through Spark on two executors
+#           with "scale [rows] [dim] [queries] [files] [ef_construction]" vector search natively, through Spark on two executors
 #           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
@@ -203,10 +203,10 @@ case "$command" in
       run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TopKBenchmark "$@"
     elif [ "${1:-}" = scale ]; then
       shift
-      rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4}
+      rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4} efc=${5:-200}
       lake="$root/target/bench-data/scale-lake"
-      step "scale benchmark, natively: $rows x $dim f32 in $files data files, top-10 of $queries queries, exact and HNSW (M=16, ef_construction=200, ef 64)"
-      cargo run --release --example scale_bench -- "$rows" "$dim" "$queries" 64 200 --files "$files" --keep "$lake"
+      step "scale benchmark, natively: $rows x $dim f32 in $files data files, top-10 of $queries queries, exact and HNSW (M=16, ef_construction=$efc, ef 64)"
+      cargo run --release --example scale_bench -- "$rows" "$dim" "$queries" 64 "$efc" --files "$files" --keep "$lake"
       test_venv
       step "the same table and queries through Spark SQL: spark-submit, local-cluster[2,1,3072] (two executors in JVMs of their own)"
       spark_home=$(target/test-venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')

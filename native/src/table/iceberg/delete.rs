@@ -70,6 +70,14 @@ impl Table {
         })
     }
 
+    /// The positions of the rows of one data file that `filter` passes, its deleted rows left out:
+    /// the rows a search or scan of the file takes.
+    pub(super) fn live_positions(&self, file: &DataFile, filter: Option<&Predicate>) -> Result<RoaringTreemap> {
+        let mut live = self.positions_passing(file, filter)?;
+        live -= deleted_positions(&self.storage, file)?;
+        Ok(live)
+    }
+
     /// The positions of the rows of one data file (deleted rows included) that `filter` passes.
     pub(super) fn positions_passing(&self, file: &DataFile, filter: Option<&Predicate>) -> Result<RoaringTreemap> {
         let rows = u64::try_from(file.record_count).unwrap_or(0);

@@ -27,7 +27,7 @@ pub struct ScanExplain {
     /// Bytes fetched from storage: the read pages' compressed bytes and the scalar index files used.
     pub bytes_read: u64,
     /// For a vector search ([`Table::explain_search`]): of the files searched, those whose HNSW
-    /// graph the search walks and those it compares exactly, by the rows pruning leaves of each.
+    /// graph the search walks and those it compares exactly, by the rows of each the filter passes.
     pub files_by_graph: usize,
     pub files_exact: usize,
 }
@@ -213,12 +213,9 @@ impl Table {
                 if explain.rows_read == 0 {
                     return Ok(explain);
                 }
-                let passing = match (filter, file.deletes.is_empty()) {
-                    (None, true) => rows,
-                    (None, false) => rows - deleted_positions(&self.storage, &file)?.len(),
-                    (Some(_), _) => {
-                        (self.positions_passing(&file, filter)? - deleted_positions(&self.storage, &file)?).len()
-                    }
+                let passing = match filter.is_none() && file.deletes.is_empty() {
+                    true => rows,
+                    false => self.live_positions(&file, filter)?.len(),
                 };
                 let by_graph = graph.is_some_and(|(id, metric)| {
                     let passing = usize::try_from(passing).unwrap_or(usize::MAX);

@@ -204,8 +204,7 @@ impl Table {
         let passed = match filter {
             None if file.deletes.is_empty() => BooleanBuffer::new_set(rows),
             _ => {
-                let mut live = self.positions_passing(file, filter)?;
-                live -= deleted_positions(&self.storage, file)?;
+                let live = self.live_positions(file, filter)?;
                 let mut bits = arrow::array::BooleanBufferBuilder::new(rows);
                 bits.append_n(rows, false);
                 for p in live.iter() {

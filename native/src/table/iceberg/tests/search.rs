@@ -574,14 +574,17 @@ fn a_batched_search_answers_each_query_as_its_own_search_does() {
     let with_vectors = ["name".to_owned(), "embedding".to_owned(), "id".to_owned()];
     for index in [IndexUse::Ef(8), IndexUse::Exact] {
         for nulls_first in [false, true] {
-            let search = VectorSearch { index, nulls_first, ..VectorSearch::new("embedding", Vec::new(), Metric::L2, 9) };
+            let search =
+                VectorSearch { index, nulls_first, ..VectorSearch::new("embedding", Vec::new(), Metric::L2, 9) };
             let one = VectorSearch { query: queries[0].clone(), ..search.clone() };
             let single = table.search(files.clone(), Some(&with_vectors), None, &one, 64).unwrap();
-            let batched = table.search_many(files.clone(), Some(&with_vectors), None, &search, &queries[..2], 64).unwrap();
+            let batched =
+                table.search_many(files.clone(), Some(&with_vectors), None, &search, &queries[..2], 64).unwrap();
             for (found, first) in [(&single, 0), (&batched, 1)] {
                 let vectors = found.column(first + 1).as_fixed_size_list();
                 for (r, id) in found.column(first + 2).as_primitive::<Int64Type>().values().iter().enumerate() {
-                    let got = vectors.is_valid(r).then(|| vectors.value(r).as_primitive::<Float32Type>().values().to_vec());
+                    let got =
+                        vectors.is_valid(r).then(|| vectors.value(r).as_primitive::<Float32Type>().values().to_vec());
                     assert_eq!(&got, &scanned[id], "{index:?} nulls first {nulls_first}: row {id}");
                 }
             }
