@@ -1023,3 +1023,45 @@ fn search_arg(env: &mut Env, column: &JString, query: &JFloatArray, metric: &JSt
     query.get_region(env, 0, &mut vector)?;
     Ok(VectorSearch::new(string(env, column)?, vector, Metric::parse(&string(env, metric)?)?, 0))
 }
+
+/// The text fragment a writer task of a row-level change reports the rows it deletes of one data
+/// file in (see [`crate::table::iceberg::row_deletes_fragment`]).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowDeletesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    file: JString<'l>,
+    positions: JLongArray<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let file = string(env, &file)?;
+        if positions.is_null() {
+            return Err(Error::invalid("row positions are null").into());
+        }
+        let mut values = vec![0; positions.len(env)?];
+        positions.get_region(env, 0, &mut values)?;
+        let fragment = crate::table::iceberg::row_deletes_fragment(&file, &values)?;
+        Ok(JString::new(env, fragment)?)
+    })
+}
+
+/// Commits a row-level change read at snapshot `read` (-1: the current one): the rows its
+/// delete fragments name are deleted and the data files `added` join, in one snapshot; its id, -1
+/// when nothing changed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitRowChangesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    read: jlong,
+    deletes: JObjectArray<'l>,
+    added: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let deletes = crate::table::iceberg::row_deletes(&strings(env, &deletes)?.unwrap_or_default())?;
+        let added = data_files_arg(env, &added)?;
+        let mut table = lock(&cell);
+        Ok(table.commit_row_changes((read >= 0).then_some(read), deletes, added)?.unwrap_or(-1))
+    })
+}

@@ -103,7 +103,7 @@ impl Table {
     }
 
     /// Refuses data files that lie outside the table's root (a commit names only its own files).
-    fn check_inside(&self, files: &[DataFile]) -> Result<()> {
+    pub(super) fn check_inside(&self, files: &[DataFile]) -> Result<()> {
         for file in files {
             self.storage.relative(&file.file_path).map_err(|_| {
                 Error::invalid(format!("data file {} lies outside the table root {}", file.file_path, self.location()))

@@ -1,6 +1,37 @@
 //! Row deletes: position delete files (format version 2) or deletion vectors (3).
 
 use super::*;
+use base64::Engine;
+
+/// The rows of data file `file` at `positions` that a writer task of a row-level change deletes,
+/// as the text fragment it hands to the commit (`{"file": ..., "rows": <serialized bitmap>}`).
+pub fn row_deletes_fragment(file: &str, positions: &[i64]) -> Result<String> {
+    let mut rows = RoaringTreemap::new();
+    for &p in positions {
+        rows.insert(u64::try_from(p).map_err(|_| Error::invalid(format!("row position {p} of {file} is negative")))?);
+    }
+    let mut bytes = Vec::with_capacity(rows.serialized_size());
+    rows.serialize_into(&mut bytes).map_err(|e| Error::Internal(e.to_string()))?;
+    let fragment = serde_json::json!({"file": file, "rows": base64::engine::general_purpose::STANDARD.encode(bytes)});
+    Ok(fragment.to_string())
+}
+
+/// The rows the fragments of [`row_deletes_fragment`] delete, by data file (the union of every
+/// task's rows of a file).
+pub fn row_deletes(fragments: &[String]) -> Result<BTreeMap<String, RoaringTreemap>> {
+    let mut deletes: BTreeMap<String, RoaringTreemap> = BTreeMap::new();
+    for fragment in fragments {
+        let bad = |why: String| Error::invalid(format!("not a row deletes fragment ({why}): {fragment}"));
+        let value: serde_json::Value = serde_json::from_str(fragment).map_err(|e| bad(e.to_string()))?;
+        let (Some(file), Some(rows)) = (value["file"].as_str(), value["rows"].as_str()) else {
+            return Err(bad("it needs a file and rows".into()));
+        };
+        let bytes = base64::engine::general_purpose::STANDARD.decode(rows).map_err(|e| bad(e.to_string()))?;
+        let rows = RoaringTreemap::deserialize_from(&bytes[..]).map_err(|e| bad(e.to_string()))?;
+        *deletes.entry(file.to_owned()).or_default() |= rows;
+    }
+    Ok(deletes)
+}
 
 impl Table {
     /// Deletes the rows `filter` passes (every row when None) from the current snapshot and commits
@@ -29,25 +60,11 @@ impl Table {
                     continue;
                 }
                 deleted_rows += passing.len();
-                let after = before | passing;
                 replaced.extend(file.deletes.iter().cloned());
-                if after.len() >= u64::try_from(file.record_count).unwrap_or(0) {
-                    removed.push(file);
-                    continue;
+                match table.put_deletes(&file, before | passing)? {
+                    Some(deletes) => added.push(deletes),
+                    None => removed.push(file),
                 }
-                // Format version 3 deletes with deletion vectors; 2 with position delete files.
-                let (bytes, mut description) = match table.metadata.format_version >= 3 {
-                    true => crate::spec::deletes::write_deletion_vector(&file.file_path, &after)?,
-                    false => crate::spec::deletes::write(&file.file_path, &after)?,
-                };
-                let extension = if is_deletion_vector(&description) { "puffin" } else { "parquet" };
-                let path = format!("data/{}-deletes.{extension}", uuid::Uuid::new_v4());
-                table.storage.put(&path, bytes)?;
-                description.file_path = table.storage.uri(&path);
-                // Iceberg readers match delete files to data files within a partition.
-                description.spec_id = file.spec_id;
-                description.partition = file.partition.clone();
-                added.push(description);
             }
             if deleted_rows == 0 {
                 return Ok(Some((None, 0)));
@@ -68,6 +85,103 @@ impl Table {
             }
             Ok(None)
         })
+    }
+
+    /// Writes the delete file that deletes rows `deleted` (all it will have) of data file `file`,
+    /// and returns its description; None, writing nothing, when no row of the file is left (the
+    /// file itself leaves the table). Format version 3 deletes with a deletion vector, 2 with a
+    /// position delete file.
+    pub(super) fn put_deletes(&self, file: &DataFile, deleted: RoaringTreemap) -> Result<Option<DataFile>> {
+        if deleted.len() >= u64::try_from(file.record_count).unwrap_or(0) {
+            return Ok(None);
+        }
+        let (bytes, mut description) = match self.metadata.format_version >= 3 {
+            true => crate::spec::deletes::write_deletion_vector(&file.file_path, &deleted)?,
+            false => crate::spec::deletes::write(&file.file_path, &deleted)?,
+        };
+        let extension = if is_deletion_vector(&description) { "puffin" } else { "parquet" };
+        let path = format!("data/{}-deletes.{extension}", uuid::Uuid::new_v4());
+        self.storage.put(&path, bytes)?;
+        description.file_path = self.storage.uri(&path);
+        // Iceberg readers match delete files to data files within a partition.
+        description.spec_id = file.spec_id;
+        description.partition = file.partition.clone();
+        Ok(Some(description))
+    }
+
+    /// Commits a row-level change (UPDATE, MERGE, a DELETE by row) as one snapshot: the rows at
+    /// `deletes` (data file path -> positions in it) are deleted and the data files `added` (the
+    /// new and changed rows, written with their indexes) join the table. The change read the table
+    /// at snapshot `read` (None: the current one); a file it deletes rows of must still be live
+    /// with the delete files it had then, or the commit fails with [`Error::CommitConflict`]
+    /// (another writer deleted or changed rows of it meanwhile). Appends by others land beside it.
+    /// Returns the snapshot id, None when there was nothing to change.
+    pub fn commit_row_changes(
+        &mut self,
+        read: Option<i64>,
+        deletes: BTreeMap<String, RoaringTreemap>,
+        added: Vec<DataFile>,
+    ) -> Result<Option<i64>> {
+        self.writable()?;
+        self.check_inside(&added)?;
+        self.refresh()?;
+        let deletes: BTreeMap<String, RoaringTreemap> =
+            deletes.into_iter().filter(|(_, rows)| !rows.is_empty()).collect();
+        if deletes.is_empty() && added.is_empty() {
+            return Ok(None);
+        }
+        if deletes.is_empty() {
+            return self.commit_append(added).map(Some);
+        }
+        let base = self.snapshot(read, None)?.cloned();
+        let touched: Vec<DataFile> =
+            self.data_files(base.as_ref())?.into_iter().filter(|f| deletes.contains_key(&f.file_path)).collect();
+        if let Some(path) = deletes.keys().find(|path| !touched.iter().any(|f| &f.file_path == *path)) {
+            return Err(Error::invalid(format!(
+                "a row-level change deletes rows of {path}, which is not a data file of {} at the snapshot it read",
+                self.location()
+            )));
+        }
+        for file in &touched {
+            let rows = &deletes[&file.file_path];
+            let last = rows.max().unwrap_or(0);
+            if last >= u64::try_from(file.record_count).unwrap_or(0) {
+                return Err(Error::invalid(format!(
+                    "a row-level change deletes row {last} of {}, which holds {} rows",
+                    file.file_path, file.record_count
+                )));
+            }
+        }
+        let operation = if added.is_empty() { Operation::Delete } else { Operation::Overwrite };
+        let committed = self.commit_with_retries("a row-level change", |table| {
+            table.check_unchanged(&touched)?;
+            let change = Change::new(&table.metadata);
+            let parent = table.metadata.current_snapshot().cloned();
+            let (mut removed, mut added_deletes) = (Vec::new(), Vec::new());
+            for file in &touched {
+                let before = deleted_positions(&table.storage, file)?;
+                match table.put_deletes(file, before | &deletes[&file.file_path])? {
+                    Some(deletes) => added_deletes.push(deletes),
+                    None => removed.push(file.clone()),
+                }
+            }
+            let replaced = delete_files_of(&touched);
+            let delta = RowDelta {
+                operation,
+                removed: &removed,
+                replaced: &replaced,
+                added_deletes: &added_deletes,
+                added: &added,
+            };
+            if table.commit_row_delta(&change, parent.as_ref(), &delta)? {
+                return Ok(Some(change.snapshot_id));
+            }
+            for file in &added_deletes {
+                table.storage.delete(table.storage.relative(&file.file_path)?)?;
+            }
+            Ok(None)
+        });
+        committed.map(Some)
     }
 
     /// The positions of the rows of one data file that `filter` passes, its deleted rows left out:

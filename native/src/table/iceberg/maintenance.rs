@@ -216,7 +216,7 @@ impl Table {
         }
         let replaced = delete_files_of(&chosen);
         // Every column, and in a format version 3 table each row's lineage, which moves with it.
-        let read = self.read_schema()?;
+        let read = self.stored_schema()?;
         let names: Vec<String> = read.fields().iter().map(|f| f.name().clone()).collect();
         let mut rows = self.scan_files(chosen.clone(), Some(&names), 64 * 1024)?;
         let schema = rows.schema();

@@ -68,6 +68,7 @@ mod write;
 use crate::spec::bounds::{bounds, less};
 use commit::*;
 use create::*;
+pub use delete::{row_deletes, row_deletes_fragment};
 pub use indexes::*;
 pub use maintenance::*;
 pub use operations::*;
@@ -105,6 +106,26 @@ pub(super) fn unique_by_path(mut files: Vec<DataFile>) -> Vec<DataFile> {
     files.sort_by(|a, b| a.file_path.cmp(&b.file_path));
     files.dedup_by(|a, b| a.file_path == b.file_path);
     files
+}
+
+/// The metadata column of the path of the data file a row is in (Iceberg's `_file`).
+pub const FILE_PATH: &str = "_file";
+/// The metadata column of a row's position in its data file (Iceberg's `_pos`): with `_file`,
+/// what a row-level change names the rows it deletes by.
+pub const ROW_POSITION: &str = "_pos";
+
+/// `_file` and `_pos`, as a read names them (with Iceberg's reserved field ids).
+pub(super) fn row_place_fields() -> [arrow::datatypes::Field; 2] {
+    let field = |name: &str, data_type: DataType, id: i32| {
+        arrow::datatypes::Field::new(name, data_type, false)
+            .with_metadata(HashMap::from([(PARQUET_FIELD_ID.to_owned(), id.to_string())]))
+    };
+    [field(FILE_PATH, DataType::Utf8, 2147483646), field(ROW_POSITION, DataType::Int64, 2147483645)]
+}
+
+/// Whether `name` is a column of where a row is (`_file`, `_pos`) rather than of what it holds.
+pub fn is_row_place(name: &str) -> bool {
+    name == FILE_PATH || name == ROW_POSITION
 }
 
 /// The rows of `file` its delete files delete.
@@ -297,9 +318,19 @@ impl Table {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
     }
 
-    /// The columns a read can name: the table's and, in a format version 3 table, the row lineage
-    /// columns `_row_id` and `_last_updated_sequence_number` after them (read only when named).
+    /// The columns a read can name: the table's, in a format version 3 table the row lineage
+    /// columns `_row_id` and `_last_updated_sequence_number` after them, and then the metadata
+    /// columns of each row's place, `_file` and `_pos` (all read only when named).
     pub fn read_schema(&self) -> Result<SchemaRef> {
+        let table = self.stored_schema()?;
+        let mut fields: Vec<arrow::datatypes::Field> = table.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.extend(row_place_fields());
+        Ok(Arc::new(ArrowSchema::new_with_metadata(fields, table.metadata().clone())))
+    }
+
+    /// What a data file stores of a row and what moves with it when compaction rewrites it: the
+    /// table's columns and, in a format version 3 table, its lineage.
+    pub(super) fn stored_schema(&self) -> Result<SchemaRef> {
         let table = self.arrow_schema()?;
         if self.metadata.format_version < 3 {
             return Ok(table);

@@ -121,7 +121,7 @@ impl Table {
                 .collect::<Result<Vec<_>>>()?,
         };
         let schema = Arc::new(table_schema.project(&indices)?);
-        let lineage = schema.fields().iter().any(|f| lineage::is_lineage(f.name()));
+        let lineage = schema.fields().iter().any(|f| lineage::is_lineage(f.name()) || f.name() == ROW_POSITION);
         let indexed = self.scalar_indexes();
         let scalar = match prune {
             Some(filter) => filter

@@ -18,14 +18,12 @@ pub(super) struct TableScan {
     /// The filter's columns with a scalar index (name, field id, type): the rows their indexes rule
     /// out are not read.
     pub(super) scalar: Vec<(String, i32, DataType)>,
-    /// Whether row lineage columns are read: batches then carry each row's position in its file.
+    /// Whether row lineage columns or `_pos` are read: batches then carry each row's position in
+    /// its file.
     pub(super) lineage: bool,
     /// The path of the file being read, which its read errors name.
     pub(super) reading: String,
 }
-
-/// The name of the virtual column of row positions a lineage read asks the Parquet reader for.
-pub(super) const ROW_POSITION: &str = "_pos";
 
 /// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
 /// over just their rows (what a reader of those row groups alone takes).
@@ -440,6 +438,24 @@ impl TableScan {
                             let stored = position.map(|p| batch.column(p));
                             columns.push(lineage::values(field.name(), stored, rows, *first_row_id, *sequence_number));
                             continue;
+                        }
+                        match field.name().as_str() {
+                            FILE_PATH => {
+                                let path = arrow::array::StringArray::from_iter_values(std::iter::repeat_n(
+                                    self.reading.as_str(),
+                                    batch.num_rows(),
+                                ));
+                                columns.push(Arc::new(path));
+                                continue;
+                            }
+                            ROW_POSITION => {
+                                let rows = row_positions.ok_or_else(|| {
+                                    Error::Internal("a read of _pos was planned without row positions".into())
+                                })?;
+                                columns.push(Arc::new(rows.clone()));
+                                continue;
+                            }
+                            _ => {}
                         }
                         columns.push(match position {
                             Some(p) => {

@@ -485,7 +485,7 @@ impl Table {
         let mut scan = TableScan {
             storage: self.storage.clone(),
             schema: Arc::new(table_schema.project(&indices)?),
-            lineage: read.iter().any(|n| lineage::is_lineage(n)),
+            lineage: read.iter().any(|n| lineage::is_lineage(n) || n == ROW_POSITION),
             reading: String::new(),
             // Positions are the file's own: its deletes were left out when they were chosen.
             files: VecDeque::from([DataFile { deletes: Vec::new(), ..file.clone() }]),

@@ -128,6 +128,7 @@ pub(super) fn ids_of(table: &Table, snapshot: Option<i64>) -> Vec<i64> {
 mod delete;
 mod evolve;
 mod maintenance;
+mod row_changes;
 mod scan;
 mod search;
 mod stats;

@@ -1,0 +1,203 @@
+//! Row-level changes (UPDATE, MERGE, DELETE by row) against an in-memory model of the rows.
+
+use super::*;
+use crate::vector::{metric::reference_distance, Metric, VectorSearch};
+
+/// Rows of the test schema: (id, name, the first vector component `v`: the vector is [v, 0.5, -v]).
+type Row = (i64, Option<String>, f32);
+
+fn rows_batch(rows: &[Row]) -> RecordBatch {
+    let item = Arc::new(Field::new("item", DataType::Float32, false));
+    let values: Vec<f32> = rows.iter().flat_map(|r| [r.2, 0.5, -r.2]).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
+            Arc::new(StringArray::from(rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>())),
+            Arc::new(FixedSizeListArray::new(item, 3, Arc::new(Float32Array::from(values)), None)),
+        ],
+    )
+    .unwrap()
+}
+
+/// Every row of the current snapshot, with where it is (`_file`, `_pos`), sorted by id.
+fn read_all(table: &Table, filter: Option<Predicate>) -> Vec<(Row, String, u64)> {
+    let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+    let columns: Vec<String> = ["id", "name", "embedding", FILE_PATH, ROW_POSITION].map(str::to_owned).into();
+    let mut out = Vec::new();
+    for b in table.scan(files, Some(&columns), filter, 37).unwrap() {
+        let b = b.unwrap();
+        let (id, name) = (b.column(0).as_primitive::<Int64Type>(), b.column(1).as_string::<i32>());
+        let vectors = b.column(2).as_fixed_size_list();
+        let (file, pos) = (b.column(3).as_string::<i32>(), b.column(4).as_primitive::<Int64Type>());
+        for i in 0..b.num_rows() {
+            let v = vectors.value(i).as_primitive::<Float32Type>().value(0);
+            let name = name.is_valid(i).then(|| name.value(i).to_owned());
+            out.push(((id.value(i), name, v), file.value(i).to_owned(), pos.value(i) as u64));
+        }
+    }
+    out.sort_by_key(|r| r.0 .0);
+    out
+}
+
+fn check_against_model(table: &Table, model: &BTreeMap<i64, Row>, step: &str) {
+    let read = read_all(table, None);
+    let rows: Vec<Row> = read.iter().map(|r| r.0.clone()).collect();
+    assert_eq!(rows, model.values().cloned().collect::<Vec<_>>(), "{step}: full scan");
+    // Each row is where `_file` and `_pos` say: reading that position alone finds it.
+    for (row, file, pos) in read.iter().take(5) {
+        let file =
+            table.data_files(table.metadata().current_snapshot()).unwrap().into_iter().find(|f| &f.file_path == file);
+        let file = file.expect("_file names a live data file");
+        let taken =
+            table.take_rows(&file, &["id".to_owned()], &arrow::array::UInt32Array::from(vec![*pos as u32])).unwrap();
+        assert_eq!(taken[0].as_primitive::<Int64Type>().value(0), row.0, "{step}: _pos of id {}", row.0);
+    }
+    // A filtered read (the scalar index of name prunes) and a vector search see the same rows.
+    let filter = Predicate::from_json(r#"{"op":"starts_with","column":"name","prefix":"u"}"#).unwrap();
+    let filtered: Vec<i64> = read_all(table, Some(filter.clone())).iter().map(|r| r.0 .0).collect();
+    let expected: Vec<i64> =
+        model.values().filter(|r| r.1.as_deref().is_some_and(|n| n.starts_with('u'))).map(|r| r.0).collect();
+    assert_eq!(filtered, expected, "{step}: filtered scan");
+    let query = vec![250.0f32, 0.5, -250.0];
+    for filter in [None, Some(&filter)] {
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let search = VectorSearch::new("embedding", query.clone(), Metric::L2, 10);
+        let found = table.search(files, Some(&["id".to_owned()]), filter, &search, 64).unwrap();
+        let mut reference: Vec<(f64, i64)> = model
+            .values()
+            .filter(|r| filter.is_none() || r.1.as_deref().is_some_and(|n| n.starts_with('u')))
+            .map(|r| (reference_distance(Metric::L2, &query, &[r.2, 0.5, -r.2]), r.0))
+            .collect();
+        reference.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+        let got: Vec<f64> = found
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .iter()
+            .map(|id| reference_distance(Metric::L2, &query, &[model[id].2, 0.5, -model[id].2]))
+            .collect();
+        let want: Vec<f64> = reference.iter().take(10).map(|r| r.0).collect();
+        assert_eq!(got, want, "{step}: search distances, filter {filter:?}");
+    }
+}
+
+#[test]
+fn random_updates_deletes_and_merges_match_a_model_in_both_format_versions() {
+    for version in ["2", "3"] {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().to_str().unwrap().to_owned();
+        let properties = BTreeMap::from([("format-version".to_owned(), version.to_owned())]);
+        let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+        table.create_scalar_index("name").unwrap();
+        let params = crate::vector::hnsw::HnswParams { metric: Metric::L2, m: 8, ef_construction: 40 };
+        table.create_vector_index("embedding", params).unwrap();
+        let mut model: BTreeMap<i64, Row> = BTreeMap::new();
+        let first: Vec<Row> = (0..400).map(|i| (i, (i % 3 != 0).then(|| format!("n{i}")), i as f32)).collect();
+        table.append(reader(vec![rows_batch(&first[..250]), rows_batch(&first[250..])])).unwrap();
+        model.extend(first.iter().map(|r| (r.0, r.clone())));
+        let mut rng = Rng(version.len() as u64 * 7 + 3);
+        let mut next_id = 1000;
+        for step in 0..12 {
+            let read = table.metadata().current_snapshot_id;
+            let live = read_all(&table, None);
+            // MERGE: each live row is deleted, updated or kept; new rows are inserted.
+            let mut deletes: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+            let mut written: Vec<Row> = Vec::new();
+            for (row, file, pos) in &live {
+                match rng.below(10) {
+                    0 => {
+                        model.remove(&row.0);
+                    }
+                    1 | 2 => {
+                        let updated = (row.0, Some(format!("u{step}")), rng.below(500) as f32);
+                        model.insert(row.0, updated.clone());
+                        written.push(updated);
+                    }
+                    _ => continue,
+                }
+                deletes.entry(file.clone()).or_default().push(*pos as i64);
+            }
+            for _ in 0..rng.below(30) {
+                let row = (next_id, (rng.below(2) == 0).then(|| format!("u{step}")), rng.below(500) as f32);
+                next_id += 1;
+                model.insert(row.0, row.clone());
+                written.push(row);
+            }
+            let added = match written.is_empty() {
+                true => Vec::new(),
+                false => {
+                    table.write_data_files(RecordBatchIterator::new([Ok(rows_batch(&written))], schema())).unwrap()
+                }
+            };
+            // Each file's rows as two tasks would report them, split anywhere.
+            let fragments: Vec<String> = deletes
+                .iter()
+                .flat_map(|(file, rows)| {
+                    let cut = rng.below(rows.len() as u64 + 1) as usize;
+                    [
+                        row_deletes_fragment(file, &rows[..cut]).unwrap(),
+                        row_deletes_fragment(file, &rows[cut..]).unwrap(),
+                    ]
+                })
+                .collect();
+            let committed = table.commit_row_changes(read, row_deletes(&fragments).unwrap(), added).unwrap();
+            assert!(committed.is_some(), "step {step}");
+            let summary = &table.metadata().current_snapshot().unwrap().summary;
+            assert_eq!(
+                summary["total-records"].parse::<i64>().unwrap()
+                    - summary["total-position-deletes"].parse::<i64>().unwrap(),
+                model.len() as i64,
+                "v{version} step {step}: {summary:?}"
+            );
+            let reopened = Table::load(&location, &HashMap::new()).unwrap();
+            check_against_model(&reopened, &model, &format!("v{version} step {step}"));
+        }
+        // Nothing changed: nothing committed.
+        assert_eq!(table.commit_row_changes(None, BTreeMap::new(), Vec::new()).unwrap(), None);
+        assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "v{version}: nothing orphaned");
+        // Compaction keeps the rows.
+        table.rewrite_data_files(10_000).unwrap();
+        check_against_model(&table, &model, &format!("v{version} after compaction"));
+    }
+}
+
+#[test]
+fn row_changes_to_the_same_file_by_two_writers_conflict_and_appends_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..100)])).unwrap();
+    table.append(reader(vec![batch(100..200)])).unwrap();
+    let read = table.metadata().current_snapshot_id;
+    let live = read_all(&table, None);
+    let (first, second) = (live[0].1.clone(), live[100].1.clone());
+    assert_eq!((live[3].2, live[100].2), (3, 0), "rows at their positions");
+    let rows = |file: &str, positions: &[i64]| row_deletes(&[row_deletes_fragment(file, positions).unwrap()]).unwrap();
+    let mut other = Table::load(&location, &HashMap::new()).unwrap();
+    // Another writer appends and deletes a row of the first file.
+    other.append(reader(vec![batch(500..510)])).unwrap();
+    other.commit_row_changes(None, rows(&first, &[3]), Vec::new()).unwrap();
+    // A change that read before that and deletes rows of the first file conflicts, cleanly...
+    let before = ids(&table, Table::load(&location, &HashMap::new()).unwrap().metadata().current_snapshot());
+    let err = table.commit_row_changes(read, rows(&first, &[7]), Vec::new()).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict(_)), "{err}");
+    let reloaded = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reloaded, reloaded.metadata().current_snapshot()), before, "nothing of the loser landed");
+    // ...one of the second file lands beside the append.
+    table.commit_row_changes(read, rows(&second, &[0, 1]), Vec::new()).unwrap();
+    let after = ids(&table, table.metadata().current_snapshot());
+    assert_eq!(after.len(), before.len() - 2);
+    assert!(after.contains(&505) && !after.contains(&100) && !after.contains(&3) && after.contains(&7));
+    // Positions the file does not hold, files not in the table and bad fragments are refused.
+    assert!(
+        matches!(table.commit_row_changes(None, rows(&second, &[100]), Vec::new()), Err(Error::InvalidArgument(m)) if m.contains("holds 100 rows"))
+    );
+    assert!(matches!(
+        table.commit_row_changes(None, rows("file:///elsewhere.parquet", &[1]), Vec::new()),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(row_deletes(&["{\"file\":\"x\"}".to_owned()]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(row_deletes(&["{\"file\":\"x\",\"rows\":\"!!\"}".to_owned()]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(row_deletes_fragment("x", &[-1]), Err(Error::InvalidArgument(_))));
+}
