@@ -192,6 +192,13 @@ final class HyperStreamConnector implements Connector {
                         .findFirst().orElseThrow().type();
                 return new ArrayPageSink(handle, type, id.getId());
             }
+
+            @Override
+            public io.trino.spi.connector.ConnectorMergeSink createMergeSink(ConnectorTransactionHandle transaction,
+                    ConnectorSession session, io.trino.spi.connector.ConnectorMergeTableHandle merge,
+                    Optional<ConnectorTableCredentials> credentials, ConnectorPageSinkId id) {
+                return new TableMerge.Sink((HyperStreamMergeTableHandle) merge);
+            }
         };
     }
 

@@ -324,29 +324,38 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         TableChanges.setProperties(table, properties);
     }
 
-    /** The row id column a DELETE plan asks for; a delete that runs always runs natively (see below). */
-    private static final HyperStreamColumnHandle MERGE_ROW_ID = new HyperStreamColumnHandle("$merge_row_id", io.trino.spi.type.BigintType.BIGINT, -2, false);
-
     @Override
     public io.trino.spi.connector.RowChangeParadigm getRowChangeParadigm(ConnectorSession session, ConnectorTableHandle table) {
         return io.trino.spi.connector.RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;
     }
 
+    /** A row's data file and position in it: what a MERGE names the rows it deletes by (see {@link TableMerge}). */
     @Override
     public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session, ConnectorTableHandle table) {
-        return MERGE_ROW_ID;
+        return TableMerge.ROW_ID;
     }
 
     /**
-     * Reached by UPDATE and MERGE, and by a DELETE whose condition was not wholly pushed into the
-     * scan: HyperStream deletes rows natively, by the pushed filter, and nothing else.
+     * UPDATE, MERGE, and a DELETE whose condition the scan cannot answer alone (a DELETE whose
+     * WHERE the connector evaluates natively runs as {@link #executeDelete} instead).
      */
     @Override
     public io.trino.spi.connector.ConnectorMergeTableHandle beginMerge(ConnectorSession session, ConnectorTableHandle table,
             Map<Integer, Collection<ColumnHandle>> updateCaseColumns, RetryMode retryMode) {
-        throw new TrinoException(NOT_SUPPORTED, "HyperStream tables take DELETE only, and only with a WHERE clause the "
-                + "connector evaluates natively: comparisons, ranges, IN and IS [NOT] NULL over bigint, integer, double, "
-                + "real, varchar and boolean columns, combined with AND and OR (UPDATE and MERGE are not supported)");
+        if (!(table instanceof HyperStreamTableHandle stored)) {
+            throw new TrinoException(NOT_SUPPORTED, "arrays take INSERT only");
+        }
+        List<io.trino.spi.type.Type> types = getColumnHandles(session, table).values().stream()
+                .map(HyperStreamColumnHandle.class::cast).filter(c -> !c.toColumnMetadata().isHidden())
+                .sorted(java.util.Comparator.comparingInt(HyperStreamColumnHandle::ordinal))
+                .map(HyperStreamColumnHandle::type).toList();
+        return TableMerge.begin(stored, types);
+    }
+
+    @Override
+    public void finishMerge(ConnectorSession session, io.trino.spi.connector.ConnectorMergeTableHandle merge,
+            List<ConnectorTableHandle> sourceTables, Collection<Slice> fragments, Collection<ComputedStatistics> statistics) {
+        TableMerge.finish((HyperStreamMergeTableHandle) merge, fragments);
     }
 
     @Override

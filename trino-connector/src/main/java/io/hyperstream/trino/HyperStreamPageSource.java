@@ -27,6 +27,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private final ArrowReader reader;
     private final boolean countOnly;
     private final int[] positions;
+    /** Which requested columns are a MERGE's row id, built of two native vectors. */
+    private final boolean[] rowIds;
     private final boolean negateDistance;
     /** Rows this split may still return (a pushed LIMIT), or Long.MAX_VALUE. */
     private long remaining = Long.MAX_VALUE;
@@ -47,6 +49,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 this.reader = nativeCall(() -> openStored(stored, handle, split, columns, batchRows, efSearch, backend,
                         filter));
                 this.positions = blockPositions(columns);
+                this.rowIds = rowIds(columns);
                 this.negateDistance = handle.distance() != null && handle.distance().negated();
                 this.remaining = handle.limit() > 0 ? handle.limit() : Long.MAX_VALUE;
             } else {
@@ -55,6 +58,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 opened = sample;
                 this.reader = nativeCall(() -> sample.scan(allocator, split.start(), split.end(), batchRows, projection));
                 this.positions = java.util.stream.IntStream.range(0, columns.size()).toArray();
+                this.rowIds = new boolean[columns.size()];
                 this.negateDistance = false;
             }
             this.table = opened;
@@ -70,6 +74,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         this.table = source;
         this.reader = reader;
         this.positions = positions;
+        this.rowIds = new boolean[positions.length];
         this.countOnly = positions.length == 0;
         this.negateDistance = false;
     }
@@ -92,9 +97,15 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         }
     }
 
-    /** The table columns of {@code columns}, in order; the distance column (if any) is not one. */
+    /**
+     * The native columns {@code columns} read, in order: the table columns, then {@code _file} and
+     * {@code _pos} when a MERGE reads its row id; the distance column (if any) is not one.
+     */
     private static String[] nativeColumns(List<HyperStreamColumnHandle> columns) {
-        return columns.stream().filter(c -> c.ordinal() >= 0).map(HyperStreamColumnHandle::name).toArray(String[]::new);
+        java.util.stream.Stream<String> table = columns.stream().filter(c -> c.ordinal() >= 0).map(HyperStreamColumnHandle::name);
+        java.util.stream.Stream<String> rowId = columns.stream().anyMatch(TableMerge::isRowId)
+                ? java.util.stream.Stream.of(NativeTable.FILE_PATH, NativeTable.ROW_POSITION) : java.util.stream.Stream.empty();
+        return java.util.stream.Stream.concat(table, rowId).toArray(String[]::new);
     }
 
     /**
@@ -111,21 +122,34 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             return stored.search(allocator, files, names, filter, distance.search(handle.topK()).withEfSearch(efSearch)
                     .withBackend(backend).withNullsFirst(handle.nullsFirst()), batchRows);
         }
-        if (distance != null && columns.stream().anyMatch(c -> c.ordinal() < 0)) {
+        if (distance != null && columns.stream().anyMatch(c -> c.ordinal() == VectorDistance.ORDINAL)) {
             return stored.scanWithDistances(allocator, files, names, filter, distance.search(1), batchRows);
         }
         return stored.scanFiles(allocator, files, names, filter, batchRows);
     }
 
-    /** For each requested column, its vector in the native batch (the distance comes last). */
+    /**
+     * For each requested column, its vector in the native batch: the table columns, then a MERGE's
+     * row id ({@code _file}, {@code _pos}: the first of the two), then the distance.
+     */
     private static int[] blockPositions(List<HyperStreamColumnHandle> columns) {
         int tableColumns = (int) columns.stream().filter(c -> c.ordinal() >= 0).count();
+        int distance = tableColumns + (columns.stream().anyMatch(TableMerge::isRowId) ? 2 : 0);
         int[] positions = new int[columns.size()];
         int next = 0;
         for (int i = 0; i < positions.length; i++) {
-            positions[i] = columns.get(i).ordinal() >= 0 ? next++ : tableColumns;
+            HyperStreamColumnHandle column = columns.get(i);
+            positions[i] = column.ordinal() >= 0 ? next++ : TableMerge.isRowId(column) ? tableColumns : distance;
         }
         return positions;
+    }
+
+    private static boolean[] rowIds(List<HyperStreamColumnHandle> columns) {
+        boolean[] rowIds = new boolean[columns.size()];
+        for (int i = 0; i < rowIds.length; i++) {
+            rowIds[i] = TableMerge.isRowId(columns.get(i));
+        }
+        return rowIds;
     }
 
     @Override
@@ -162,7 +186,10 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             }
             Block[] blocks = new Block[positions.length];
             for (int i = 0; i < blocks.length; i++) {
-                Block block = ArrowBlocks.toBlock(vectors.get(positions[i]));
+                Block block = rowIds[i]
+                        ? TableMerge.rowIdBlock(ArrowBlocks.toBlock(vectors.get(positions[i])),
+                                ArrowBlocks.toBlock(vectors.get(positions[i] + 1)))
+                        : ArrowBlocks.toBlock(vectors.get(positions[i]));
                 blocks[i] = rows < block.getPositionCount() ? block.getRegion(0, rows) : block;
             }
             return SourcePage.create(new Page(rows, blocks));

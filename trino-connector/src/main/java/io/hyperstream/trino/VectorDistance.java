@@ -39,6 +39,9 @@ public record VectorDistance(
         @JsonProperty("function") String function,
         @JsonProperty("column") String column,
         @JsonProperty("query") float[] query) {
+    /** The ordinal of the synthetic column of a pushed distance (it is no column of the table). */
+    static final int ORDINAL = -1;
+
     /** The functions pushed into the scan; each one's native metric is {@link Metrics#of} its name. */
     private static final java.util.Set<String> FUNCTIONS = java.util.Set.of("euclidean_distance", "cosine_distance",
             "dot_product",
@@ -79,7 +82,7 @@ public record VectorDistance(
 
     /** The synthetic column the scan fills with this distance. */
     public HyperStreamColumnHandle columnHandle() {
-        return new HyperStreamColumnHandle("$" + function + "(" + column + ")", DoubleType.DOUBLE, -1, true);
+        return new HyperStreamColumnHandle("$" + function + "(" + column + ")", DoubleType.DOUBLE, ORDINAL, true);
     }
 
     /**

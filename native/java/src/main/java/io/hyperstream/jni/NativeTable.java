@@ -195,6 +195,32 @@ public final class NativeTable extends NativeHandle {
         return call(h -> Records.one(address -> deleteWhereNative(h, filter, address), DeleteResult.class));
     }
 
+    /** The metadata column of the data file a row is in; with {@link #ROW_POSITION}, a row's id in a row-level change. */
+    public static final String FILE_PATH = "_file";
+    /** The metadata column of a row's position in its data file. */
+    public static final String ROW_POSITION = "_pos";
+
+    /**
+     * The text fragment in which a writer task of a row-level change reports the rows at
+     * {@code positions} of data file {@code dataFile} that it deletes (see {@link RowDeletes}).
+     */
+    public static String rowDeletes(String dataFile, long[] positions) {
+        NativeLibrary.load();
+        return rowDeletesNative(dataFile, positions);
+    }
+
+    /**
+     * Commits a row-level change (UPDATE, MERGE, a DELETE by row) as one snapshot: the rows the
+     * {@link #rowDeletes} fragments name are deleted (position deletes or deletion vectors) and
+     * {@code added} (data files of {@link #writeDataFiles} or a {@link TableWriter}) join the
+     * table. The change read the table at snapshot {@code readSnapshot} (-1: the current one); a
+     * {@link CommitConflictException} when another writer deleted rows of a file it deletes rows
+     * of since. Returns the snapshot id, -1 when nothing changed.
+     */
+    public long commitRowChanges(long readSnapshot, String[] deletes, String[] added) {
+        return call(h -> commitRowChangesNative(h, readSnapshot, deletes, added));
+    }
+
     /** Deletes data files written by {@link #writeDataFiles} and never committed (an aborted write's). */
     public void deleteFiles(String[] dataFiles) {
         run(h -> deleteFilesNative(h, dataFiles));
@@ -719,6 +745,10 @@ public final class NativeTable extends NativeHandle {
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
     private static native void deleteFilesNative(long handle, String[] dataFiles);
+
+    private static native String rowDeletesNative(String dataFile, long[] positions);
+
+    private static native long commitRowChangesNative(long handle, long readSnapshot, String[] deletes, String[] added);
 
     private static native void deleteWhereNative(long handle, String filter, long streamAddress);
 
