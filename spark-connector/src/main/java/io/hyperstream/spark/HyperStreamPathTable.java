@@ -32,9 +32,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * travel by option) and appends or overwrites (tasks write data files natively, the driver commits
  * them as one snapshot; an overwrite's snapshot replaces every row, older snapshots keep theirs). A path with no table yet is created by the first write.
  * {@code DELETE FROM} runs natively when every predicate of its condition translates
- * ({@link SparkFilters}): one "delete" snapshot with Iceberg position deletes, no data rewritten.
+ * ({@link SparkFilters}): one "delete" snapshot with Iceberg position deletes, no data rewritten;
+ * any other DELETE, UPDATE and MERGE INTO run as row-level operations ({@link RowChanges}).
  */
-final class HyperStreamPathTable implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsMetadataColumns {
+final class HyperStreamPathTable implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsMetadataColumns,
+        org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations {
     private final PathOptions options;
     private final StructType schema;
 
@@ -89,8 +91,9 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     }
 
     /**
-     * In a format version 3 table, the row lineage columns: {@code _row_id} and
-     * {@code _last_updated_sequence_number}, read when a query names them.
+     * Where each row is, {@code _file} and {@code _pos} (a row-level operation's row id), and in a
+     * format version 3 table the row lineage columns {@code _row_id} and
+     * {@code _last_updated_sequence_number}: each read only when a query names it.
      */
     @Override
     public MetadataColumn[] metadataColumns() {
@@ -100,10 +103,19 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
         } catch (io.hyperstream.jni.NotFoundException noTableYet) {
             lineage = false;
         }
-        if (!lineage) {
-            return new MetadataColumn[0];
+        List<MetadataColumn> columns = new ArrayList<>();
+        columns.add(metadataColumn(NativeTable.FILE_PATH, org.apache.spark.sql.types.DataTypes.StringType, "the data file the row is in"));
+        columns.add(metadataColumn(NativeTable.ROW_POSITION, org.apache.spark.sql.types.DataTypes.LongType, "the row's position in its data file"));
+        if (lineage) {
+            columns.add(metadataColumn("_row_id", org.apache.spark.sql.types.DataTypes.LongType, "the row's id (row lineage)"));
+            columns.add(metadataColumn("_last_updated_sequence_number", org.apache.spark.sql.types.DataTypes.LongType,
+                    "the sequence number of the snapshot that last wrote the row"));
         }
-        return NativeTable.ROW_LINEAGE.stream().map(name -> new MetadataColumn() {
+        return columns.toArray(MetadataColumn[]::new);
+    }
+
+    private static MetadataColumn metadataColumn(String name, org.apache.spark.sql.types.DataType type, String comment) {
+        return new MetadataColumn() {
             @Override
             public String name() {
                 return name;
@@ -111,14 +123,26 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
 
             @Override
             public org.apache.spark.sql.types.DataType dataType() {
-                return org.apache.spark.sql.types.DataTypes.LongType;
+                return type;
             }
 
             @Override
             public String comment() {
-                return name.equals("_row_id") ? "the row's id (row lineage)" : "the sequence number of the snapshot that last wrote the row";
+                return comment;
             }
-        }).toArray(MetadataColumn[]::new);
+
+            /** Every row has a place; lineage columns are null where a row has none. */
+            @Override
+            public boolean isNullable() {
+                return !(name.equals(NativeTable.FILE_PATH) || name.equals(NativeTable.ROW_POSITION));
+            }
+        };
+    }
+
+    @Override
+    public org.apache.spark.sql.connector.write.RowLevelOperationBuilder newRowLevelOperationBuilder(
+            org.apache.spark.sql.connector.write.RowLevelOperationInfo info) {
+        return () -> new RowChanges(options, schema, info.command());
     }
 
     /** A native partition field ({@code bucket(id, 16)}, {@code day(ts)}, {@code category}) as a Spark transform. */

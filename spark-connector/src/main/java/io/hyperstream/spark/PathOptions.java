@@ -152,6 +152,13 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         return NativeTable.loadAt(path, storage, read.version());
     }
 
+    /** These options reading snapshot {@code snapshotId} (the one a row-level change reads and builds on). */
+    PathOptions at(long snapshotId) {
+        ReadOptions pinned = new ReadOptions(TableVersion.snapshot(snapshotId), read.search(), read.efSearch(), read.backend(),
+                read.searchPlan(), read.splitRows());
+        return new PathOptions(path, storage, batchRows, pinned, write);
+    }
+
     /** Whether the read travels: a snapshot or a time was given (any value: an unknown one fails by name). */
     boolean travels() {
         return !read.version().isCurrent();

@@ -1,0 +1,191 @@
+package io.hyperstream.spark;
+
+import io.hyperstream.jni.CommitConflictException;
+import io.hyperstream.jni.InvalidArgumentException;
+import io.hyperstream.jni.NativeTable;
+import io.hyperstream.jni.RowDeletes;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.DeltaBatchWrite;
+import org.apache.spark.sql.connector.write.DeltaWrite;
+import org.apache.spark.sql.connector.write.DeltaWriteBuilder;
+import org.apache.spark.sql.connector.write.DeltaWriter;
+import org.apache.spark.sql.connector.write.DeltaWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.SupportsDelta;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * UPDATE, MERGE INTO and the DELETEs the native filter cannot answer alone, merge-on-read: Spark
+ * scans the table at one snapshot with each row's id ({@code _file}, {@code _pos}), decides what
+ * happens to each row (a target row matched twice is Spark's error) and hands the tasks the rows to
+ * delete and the rows to insert (an updated row is both). Tasks write new data files natively (with
+ * their indexes) and gather deleted positions per data file; the driver commits both as one
+ * snapshot of position deletes (deletion vectors in format version 3) and data files, which fails
+ * cleanly when another writer changed rows of a file the scan read.
+ */
+final class RowChanges implements SupportsDelta {
+    private final PathOptions options;
+    private final StructType schema;
+    private final Command command;
+    /** The snapshot the operation's scan reads and its commit builds on (-1: the table was empty). */
+    private final long snapshot;
+
+    RowChanges(PathOptions options, StructType schema, Command command) {
+        if (options.travels()) {
+            throw new IllegalArgumentException("cannot change " + options.path() + " as of an earlier snapshot");
+        }
+        this.schema = schema;
+        this.command = command;
+        try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+            this.snapshot = table.currentSnapshotId();
+        }
+        this.options = snapshot < 0 ? options : options.at(snapshot);
+    }
+
+    @Override
+    public Command command() {
+        return command;
+    }
+
+    @Override
+    public String description() {
+        return "HyperStream " + command + " of " + options.path() + " at snapshot " + snapshot;
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scan) {
+        return new TableScanBuilder(options, schema);
+    }
+
+    @Override
+    public NamedReference[] rowId() {
+        return new NamedReference[] {Expressions.column(NativeTable.FILE_PATH), Expressions.column(NativeTable.ROW_POSITION)};
+    }
+
+    @Override
+    public boolean representUpdateAsDeleteAndInsert() {
+        return true;
+    }
+
+    @Override
+    public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+        Write write = new Write(options.path(), options, info.schema(), snapshot);
+        return new DeltaWriteBuilder() {
+            @Override
+            public DeltaWrite build() {
+                return write;
+            }
+        };
+    }
+
+    /** What a task sends the driver: the data files it wrote and its deleted rows' fragments. */
+    record Changed(String[] dataFiles, String[] deletes) implements WriterCommitMessage {}
+
+    /** The write of a row-level operation: tasks of {@link Writer}, one commit. */
+    private record Write(String path, PathOptions options, StructType schema, long snapshot) implements DeltaWrite, DeltaBatchWrite {
+        @Override
+        public DeltaBatchWrite toBatch() {
+            return this;
+        }
+
+        @Override
+        public DeltaWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+            HyperStreamDataWriter.Factory inserts = new HyperStreamDataWriter.Factory(options, schema);
+            return (DeltaWriterFactory) (partition, task) -> new Writer(inserts.createWriter(partition, task));
+        }
+
+        @Override
+        public void commit(WriterCommitMessage[] messages) {
+            String[] files = dataFiles(messages);
+            String[] deletes = Arrays.stream(messages).filter(Objects::nonNull)
+                    .flatMap(m -> Arrays.stream(((Changed) m).deletes())).toArray(String[]::new);
+            try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                try {
+                    table.commitRowChanges(snapshot, deletes, files);
+                } catch (CommitConflictException | InvalidArgumentException e) {
+                    // Nothing was committed: the files written for it go.
+                    table.deleteFiles(files);
+                    throw e;
+                }
+            }
+        }
+
+        @Override
+        public void abort(WriterCommitMessage[] messages) {
+            String[] files = dataFiles(messages);
+            if (files.length > 0) {
+                try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
+                    table.deleteFiles(files);
+                }
+            }
+        }
+
+        private static String[] dataFiles(WriterCommitMessage[] messages) {
+            return Arrays.stream(messages).filter(Objects::nonNull)
+                    .flatMap(m -> Arrays.stream(((Changed) m).dataFiles())).toArray(String[]::new);
+        }
+
+        @Override
+        public String description() {
+            return "HyperStreamRowChanges " + path + " at snapshot " + snapshot;
+        }
+    }
+
+    /** One task: inserted rows to a native writer, deleted rows gathered by data file. */
+    private static final class Writer implements DeltaWriter<InternalRow> {
+        private final org.apache.spark.sql.connector.write.DataWriter<InternalRow> inserts;
+        private final RowDeletes deletes = new RowDeletes();
+
+        Writer(org.apache.spark.sql.connector.write.DataWriter<InternalRow> inserts) {
+            this.inserts = inserts;
+        }
+
+        @Override
+        public void delete(InternalRow metadata, InternalRow id) {
+            if (id.isNullAt(0) || id.isNullAt(1)) {
+                throw new IllegalStateException("a row to delete came without its _file and _pos");
+            }
+            deletes.add(id.getUTF8String(0).toString(), id.getLong(1));
+        }
+
+        @Override
+        public void update(InternalRow metadata, InternalRow id, InternalRow row) throws IOException {
+            delete(metadata, id);
+            insert(row);
+        }
+
+        @Override
+        public void insert(InternalRow row) throws IOException {
+            inserts.write(row);
+        }
+
+        @Override
+        public WriterCommitMessage commit() throws IOException {
+            HyperStreamDataWriter.Written written = (HyperStreamDataWriter.Written) inserts.commit();
+            List<String> fragments = new ArrayList<>(deletes.fragments());
+            return new Changed(written.dataFiles(), fragments.toArray(String[]::new));
+        }
+
+        @Override
+        public void abort() throws IOException {
+            inserts.abort();
+        }
+
+        @Override
+        public void close() throws IOException {
+            inserts.close();
+        }
+    }
+}

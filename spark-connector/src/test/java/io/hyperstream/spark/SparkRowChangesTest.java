@@ -1,0 +1,169 @@
+package io.hyperstream.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * UPDATE, MERGE INTO and DELETE through Spark against an in-memory model of the rows: random
+ * statements applied to a table and to the model leave the same rows after every step, in full,
+ * filtered (through the scalar index) and vector (exact and HNSW) reads, in format versions 2 and 3.
+ */
+class SparkRowChangesTest {
+    private static SparkSession spark;
+
+    @TempDir
+    static Path root;
+
+    /** A model row: the group, value and tag columns and the vector's first component (the vector is [v, 1, -v, 0.5]). */
+    private record Model(long grp, double val, String tag, float v) {}
+
+    @BeforeAll
+    static void startSpark() {
+        spark = LocalSpark.start("hyperstream-row-changes-test");
+        spark.conf().set("spark.sql.catalog.lake", HyperStreamCatalog.class.getName());
+        spark.conf().set("spark.sql.catalog.lake.root", root.toString());
+        sql("CREATE NAMESPACE lake.rc");
+    }
+
+    @AfterAll
+    static void stopSpark() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    private static List<Row> sql(String query) {
+        return spark.sql(query).collectAsList();
+    }
+
+    private static String vector(float v) {
+        return "array(float(" + v + "), float(1), float(" + (-v) + "), float(0.5))";
+    }
+
+    @Test
+    void randomStatementsLeaveTheRowsOfAModel() {
+        for (int version : new int[] {2, 3}) {
+            String t = "lake.rc.t" + version;
+            sql("CREATE TABLE " + t + " (id BIGINT NOT NULL, grp BIGINT, val DOUBLE, tag STRING, embedding ARRAY<FLOAT>) USING hyperstream "
+                    + "TBLPROPERTIES ('format-version' = '" + version + "', 'vector.embedding.dimension' = '4', "
+                    + "'vector.embedding.index' = '{\"metric\":\"l2\",\"m\":8}', 'hyperstream.index.columns' = 'grp')");
+            Random random = new Random(version);
+            TreeMap<Long, Model> model = new TreeMap<>();
+            long nextId = 0;
+            for (int step = 0; step < 14; step++) {
+                String statement;
+                switch (step < 2 ? 0 : random.nextInt(5)) {
+                    case 0 -> {
+                        TreeMap<Long, Model> rows = new TreeMap<>();
+                        for (int i = 0, n = 50 + random.nextInt(100); i < n; i++) {
+                            rows.put(nextId++, new Model(random.nextInt(8), random.nextInt(1000),
+                                    random.nextBoolean() ? "t" + random.nextInt(5) : null, random.nextInt(2000)));
+                        }
+                        statement = "INSERT INTO " + t + " VALUES " + rows.entrySet().stream().map(e -> "(" + e.getKey() + ", "
+                                + e.getValue().grp() + ", " + e.getValue().val() + ", " + (e.getValue().tag() == null ? "NULL"
+                                : "'" + e.getValue().tag() + "'") + ", " + vector(e.getValue().v()) + ")").collect(Collectors.joining(", "));
+                        model.putAll(rows);
+                    }
+                    case 1 -> {
+                        long grp = random.nextInt(8);
+                        float v = random.nextInt(2000);
+                        String tag = "u" + step;
+                        statement = "UPDATE " + t + " SET val = val + 1, tag = '" + tag + "', embedding = " + vector(v) + " WHERE grp = " + grp;
+                        model.replaceAll((id, r) -> r.grp() == grp ? new Model(r.grp(), r.val() + 1, tag, v) : r);
+                    }
+                    case 2 -> {
+                        // A condition the native filter cannot evaluate: the rows go through the row-level path.
+                        int digit = random.nextInt(10);
+                        statement = "DELETE FROM " + t + " WHERE id % 10 = " + digit;
+                        model.keySet().removeIf(id -> id % 10 == digit);
+                    }
+                    case 3 -> {
+                        long grp = random.nextInt(8);
+                        statement = "DELETE FROM " + t + " WHERE grp = " + grp + " AND val < 500";
+                        model.values().removeIf(r -> r.grp() == grp && r.val() < 500);
+                    }
+                    default -> {
+                        TreeMap<Long, Double> source = new TreeMap<>();
+                        for (int i = 0; i < 40; i++) {
+                            long id = random.nextInt(4) == 0 ? 100_000 + 100 * step + i : random.nextInt((int) nextId);
+                            source.put(id, (double) random.nextInt(1000) - 100);
+                        }
+                        String tag = "m" + step;
+                        statement = "MERGE INTO " + t + " t USING (SELECT * FROM VALUES " + source.entrySet().stream()
+                                .map(e -> "(" + e.getKey() + "L, " + e.getValue() + "D)").collect(Collectors.joining(", "))
+                                + " AS s(id, val)) s ON t.id = s.id"
+                                + " WHEN MATCHED AND s.val < 0 THEN DELETE"
+                                + " WHEN MATCHED THEN UPDATE SET val = s.val, tag = '" + tag + "'"
+                                + " WHEN NOT MATCHED AND s.val < 800 THEN INSERT (id, grp, val, tag, embedding) VALUES (s.id, 9, s.val, 'new', "
+                                + vector(3000) + ")";
+                        source.forEach((id, val) -> {
+                            Model r = model.get(id);
+                            if (r != null && val < 0) {
+                                model.remove(id);
+                            } else if (r != null) {
+                                model.put(id, new Model(r.grp(), val, tag, r.v()));
+                            } else if (val < 800) {
+                                model.put(id, new Model(9, val, "new", 3000));
+                            }
+                        });
+                    }
+                }
+                sql(statement);
+                check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
+            }
+        }
+    }
+
+    private static void check(String t, TreeMap<Long, Model> model, String step) {
+        List<String> expected = model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
+                + e.getValue().tag() + "|" + e.getValue().v()).toList();
+        List<String> actual = sql("SELECT id, grp, val, tag, embedding[0] FROM " + t + " ORDER BY id").stream()
+                .map(r -> r.get(0) + "|" + r.get(1) + "|" + r.get(2) + "|" + r.get(3) + "|" + r.get(4)).toList();
+        assertEquals(expected, actual, step);
+        List<Long> inGroup = model.entrySet().stream().filter(e -> e.getValue().grp() == 3).map(Map.Entry::getKey).toList();
+        assertEquals(inGroup, sql("SELECT id FROM " + t + " WHERE grp = 3 ORDER BY id").stream().map(r -> r.getLong(0)).toList(), step);
+        float q = 1000;
+        List<Double> nearest = model.values().stream().map(r -> (double) Math.abs(r.v() - q)).sorted().limit(5).toList();
+        String topK = "SELECT id, embedding[0] FROM " + t + " ORDER BY hyperstream.l2_distance(embedding, " + vector(q) + ") LIMIT 5";
+        for (String ef : new String[] {"-1", "400"}) {
+            sql("SET spark.hyperstream.vector.search.ef = " + ef);
+            List<Row> found = sql(topK);
+            for (Row row : found) {
+                Model live = model.get(row.getLong(0));
+                assertTrue(live != null && live.v() == row.getFloat(1), step + ": ef " + ef + " found " + row);
+            }
+            assertEquals(nearest, found.stream().map(r -> (double) Math.abs(r.getFloat(1) - q)).toList(), step + ": ef " + ef);
+        }
+        sql("RESET spark.hyperstream.vector.search.ef");
+    }
+
+    @Test
+    void aTargetRowMatchedTwiceIsAnErrorAndChangesNothing() {
+        sql("CREATE TABLE lake.rc.twice (id BIGINT, val BIGINT) USING hyperstream");
+        sql("INSERT INTO lake.rc.twice VALUES (1, 10), (2, 20)");
+        Exception e = assertThrows(Exception.class, () -> sql("MERGE INTO lake.rc.twice t USING (SELECT * FROM VALUES (1L, 5L), (1L, 6L) "
+                + "AS s(id, val)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET val = s.val"));
+        assertTrue(LocalSpark.messages(e).contains("MERGE_CARDINALITY_VIOLATION") || LocalSpark.messages(e).contains("more than one"),
+                LocalSpark.messages(e));
+        assertEquals(List.of(10L, 20L), sql("SELECT val FROM lake.rc.twice ORDER BY id").stream().map(r -> r.getLong(0)).toList());
+        // _file and _pos name each row's place.
+        List<Row> places = sql("SELECT id, _file, _pos FROM lake.rc.twice ORDER BY id");
+        assertEquals(2, places.stream().map(r -> r.getString(1) + "#" + r.getLong(2)).distinct().count(), places.toString());
+        assertTrue(places.get(0).getString(1).endsWith(".parquet"), places.toString());
+    }
+}
