@@ -338,6 +338,54 @@ class IcebergInteropTest {
         assertPyicebergReadsIds(iceberg, left);
     }
 
+    /**
+     * A row-level change (what UPDATE and MERGE commit): rows deleted by their {@code _file} and
+     * {@code _pos}, new rows added, one snapshot; Iceberg Java and pyiceberg read the same rows.
+     */
+    @Test
+    void icebergJavaAndPyicebergReadOurRowLevelChanges() throws Exception {
+        for (String version : new String[] {"2", "3"}) {
+            String location = dir.resolve("changed-v" + version).toString();
+            java.util.Set<Long> left = new java.util.TreeSet<>();
+            try (NativeTable table = NativeTable.create(location, arrowSchema(), Map.of("format-version", version), Map.of(), allocator)) {
+                table.append(allocator, rows(0, 300));
+                table.append(allocator, rows(300, 420));
+                long read = table.currentSnapshotId();
+                RowDeletes deletes = new RowDeletes();
+                try (ArrowReader scan = table.scan(allocator, TableVersion.CURRENT, new String[] {"id", "_file", "_pos"}, 64)) {
+                    while (scan.loadNextBatch()) {
+                        VectorSchemaRoot root = scan.getVectorSchemaRoot();
+                        BigIntVector ids = (BigIntVector) root.getVector("id");
+                        VarCharVector files = (VarCharVector) root.getVector("_file");
+                        BigIntVector positions = (BigIntVector) root.getVector("_pos");
+                        for (int i = 0; i < root.getRowCount(); i++) {
+                            if (ids.get(i) % 7 == 3 || ids.get(i) >= 400) {
+                                deletes.add(new String(files.get(i), StandardCharsets.UTF_8), positions.get(i));
+                            } else {
+                                left.add(ids.get(i));
+                            }
+                        }
+                    }
+                }
+                String[] added = table.writeDataFiles(allocator, rows(1000, 1050));
+                long committed = table.commitRowChanges(read, deletes.fragments().toArray(String[]::new), added);
+                assertTrue(committed > 0);
+                java.util.stream.LongStream.range(1000, 1050).forEach(left::add);
+                // A second change that read before the first and deletes rows of the same files conflicts.
+                RowDeletes stale = new RowDeletes();
+                try (ArrowReader scan = table.scan(allocator, TableVersion.snapshot(read), new String[] {"_file"}, 1)) {
+                    scan.loadNextBatch();
+                    stale.add(new String(((VarCharVector) scan.getVectorSchemaRoot().getVector("_file")).get(0), StandardCharsets.UTF_8), 1);
+                }
+                assertThrows(CommitConflictException.class, () -> table.commitRowChanges(read, stale.fragments().toArray(String[]::new), new String[0]));
+            }
+            Table iceberg = new HadoopTables(new Configuration()).load(location);
+            assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet(), "format version " + version);
+            assertEquals("overwrite", iceberg.currentSnapshot().operation());
+            assertPyicebergReadsIds(iceberg, left);
+        }
+    }
+
     @Test
     void icebergJavaReadsOurFormatVersion3TablesRowLineageAndDeletionVectors() throws Exception {
         String location = dir.resolve("v3").toString();
