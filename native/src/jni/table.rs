@@ -238,10 +238,12 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_openWriterNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    lineage: jboolean,
 ) -> jlong {
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
-        let writer = lock(&cell).writer()?;
+        let table = lock(&cell);
+        let writer = if lineage { table.lineage_writer()? } else { table.writer()? };
         Ok(handle::into_handle(Mutex::new(writer)))
     })
 }

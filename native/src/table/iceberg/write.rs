@@ -77,6 +77,13 @@ impl Table {
         TableWriter::new(self, self.arrow_schema()?)
     }
 
+    /// As [`Table::writer`], whose batches may also carry a row's lineage (format version 3):
+    /// the `_row_id` of an updated row, which it keeps; where `_row_id` is null (a new row) or
+    /// `_last_updated_sequence_number` is (always, for a change), the row inherits the file's.
+    pub fn lineage_writer(&self) -> Result<TableWriter> {
+        TableWriter::new(self, self.stored_schema()?)
+    }
+
     /// As [`Table::write_data_files`], of the columns of `schema`: the table's, or in compaction of
     /// a format version 3 table also the row lineage columns, so that moved rows keep their ids.
     pub(super) fn write_rows(&self, reader: impl RecordBatchReader, schema: SchemaRef) -> Result<Vec<DataFile>> {

@@ -201,3 +201,60 @@ fn row_changes_to_the_same_file_by_two_writers_conflict_and_appends_do_not() {
     assert!(matches!(row_deletes(&["{\"file\":\"x\",\"rows\":\"!!\"}".to_owned()]), Err(Error::InvalidArgument(_))));
     assert!(matches!(row_deletes_fragment("x", &[-1]), Err(Error::InvalidArgument(_))));
 }
+
+#[test]
+fn updated_rows_keep_their_row_ids_and_take_the_new_sequence_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let properties = BTreeMap::from([("format-version".to_owned(), "3".to_owned())]);
+    let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..100)])).unwrap();
+    table.append(reader(vec![batch(100..150)])).unwrap();
+    let lineage = |t: &Table| -> BTreeMap<i64, (i64, i64)> {
+        let files = t.data_files(t.metadata().current_snapshot()).unwrap();
+        let columns = ["id", lineage::ROW_ID, lineage::LAST_UPDATED_SEQUENCE_NUMBER].map(str::to_owned);
+        let mut out = BTreeMap::new();
+        for b in t.scan_files(files, Some(&columns), 64).unwrap() {
+            let b = b.unwrap();
+            let [id, row, seq] = [0, 1, 2].map(|c| b.column(c).as_primitive::<Int64Type>().clone());
+            for i in 0..b.num_rows() {
+                out.insert(id.value(i), (row.value(i), seq.value(i)));
+            }
+        }
+        out
+    };
+    let before = lineage(&table);
+    // Ids 10..20 updated (deleted and written again with their row ids), 200..205 inserted.
+    let read = read_all(&table, None);
+    let updated: Vec<&(Row, String, u64)> = read.iter().filter(|r| (10..20).contains(&r.0 .0)).collect();
+    let mut rows: Vec<Row> = updated.iter().map(|r| (r.0 .0, Some("u".to_owned()), 7.0)).collect();
+    rows.extend((200..205).map(|i| (i, None, 1.0)));
+    let ids: Vec<Option<i64>> =
+        updated.iter().map(|r| Some(before[&r.0 .0].0)).chain((200..205).map(|_| None)).collect();
+    let with_ids = {
+        let b = rows_batch(&rows);
+        let mut fields: Vec<Field> = b.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new(lineage::ROW_ID, DataType::Int64, true));
+        let mut columns = b.columns().to_vec();
+        columns.push(Arc::new(Int64Array::from(ids)));
+        RecordBatch::try_new(Arc::new(ArrowSchema::new(fields)), columns).unwrap()
+    };
+    let mut writer = table.lineage_writer().unwrap();
+    writer.write(&with_ids).unwrap();
+    let added = writer.finish().unwrap();
+    let fragments: Vec<String> = updated.iter().map(|r| row_deletes_fragment(&r.1, &[r.2 as i64]).unwrap()).collect();
+    let snapshot = table.commit_row_changes(None, row_deletes(&fragments).unwrap(), added).unwrap().unwrap();
+    let sequence = table.metadata().snapshot(snapshot).unwrap().sequence_number;
+    let after = lineage(&Table::load(&location, &HashMap::new()).unwrap());
+    for (id, (row_id, seq)) in &after {
+        match id {
+            10..20 => assert_eq!((*row_id, *seq), (before[id].0, sequence), "updated row {id} keeps its id"),
+            200..205 => {
+                assert!(before.values().all(|b| b.0 != *row_id), "a new row takes a new id");
+                assert_eq!(*seq, sequence);
+            }
+            _ => assert_eq!((*row_id, *seq), before[id], "row {id} is untouched"),
+        }
+    }
+    assert_eq!(after.values().map(|v| v.0).collect::<std::collections::BTreeSet<_>>().len(), after.len(), "ids stay unique");
+}

@@ -26,12 +26,20 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
     /** The data files a task wrote: one, one per partition in a partitioned table, none without rows. */
     record Written(String[] dataFiles) implements WriterCommitMessage {}
 
-    /** {@code schema}: the written rows' Spark types, one field per table column in order. */
-    record Factory(PathOptions options, org.apache.spark.sql.types.StructType schema) implements DataWriterFactory {
+    /**
+     * {@code schema}: the written rows' Spark types, one field per table column in order;
+     * {@code lineage}: the rows of a row-level change of a format version 3 table, each with the
+     * {@code _row_id} of the row it replaces (see {@link #writeWithRowId}).
+     */
+    record Factory(PathOptions options, org.apache.spark.sql.types.StructType schema, boolean lineage) implements DataWriterFactory {
+        Factory(PathOptions options, org.apache.spark.sql.types.StructType schema) {
+            this(options, schema, false);
+        }
+
         @Override
-        public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+        public HyperStreamDataWriter createWriter(int partitionId, long taskId) {
             applyWriteMemoryLimit();
-            return new HyperStreamDataWriter(options, schema);
+            return new HyperStreamDataWriter(options, schema, lineage);
         }
     }
 
@@ -60,23 +68,43 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
 
     private final org.apache.spark.sql.types.StructType sparkSchema;
 
-    private HyperStreamDataWriter(PathOptions options, org.apache.spark.sql.types.StructType sparkSchema) {
+    private HyperStreamDataWriter(PathOptions options, org.apache.spark.sql.types.StructType sparkSchema, boolean lineage) {
         this.options = options;
         this.sparkSchema = sparkSchema;
         this.allocator = Allocators.child("spark-write");
         this.table = NativeTable.load(options.path(), options.storage());
-        this.schema = table.schema(allocator);
-        this.writer = table.openWriter();
+        Schema columns = table.schema(allocator);
+        if (lineage) {
+            List<org.apache.arrow.vector.types.pojo.Field> fields = new java.util.ArrayList<>(columns.getFields());
+            fields.add(org.apache.arrow.vector.types.pojo.Field.nullable(NativeTable.ROW_ID, new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)));
+            columns = new Schema(fields);
+        }
+        this.schema = columns;
+        this.writer = lineage ? table.openLineageWriter() : table.openWriter();
         this.root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();
     }
 
     @Override
     public void write(InternalRow row) {
+        writeWithRowId(row, null);
+    }
+
+    /** Writes {@code row}; in a lineage writer, as the row whose id is {@code rowId} (null: a new row). */
+    void writeWithRowId(InternalRow row, Long rowId) {
         List<FieldVector> vectors = root.getFieldVectors();
-        for (int i = 0; i < vectors.size(); i++) {
+        int columns = sparkSchema.fields().length;
+        for (int i = 0; i < columns; i++) {
             FieldVector vector = vectors.get(i);
             SparkArrowWriter.set(vector, rows, row, i, sparkSchema.fields()[i].dataType(), "column '" + vector.getName() + "'");
+        }
+        if (vectors.size() > columns) {
+            org.apache.arrow.vector.BigIntVector ids = (org.apache.arrow.vector.BigIntVector) vectors.get(columns);
+            if (rowId == null) {
+                ids.setNull(rows);
+            } else {
+                ids.setSafe(rows, rowId);
+            }
         }
         rows++;
         if (rows == options.batchRows()) {

@@ -41,6 +41,8 @@ final class RowChanges implements SupportsDelta {
     private final Command command;
     /** The snapshot the operation's scan reads and its commit builds on (-1: the table was empty). */
     private final long snapshot;
+    /** Whether the table keeps row lineage (format version 3): an updated row keeps its {@code _row_id}. */
+    private final boolean lineage;
 
     RowChanges(PathOptions options, StructType schema, Command command) {
         if (options.travels()) {
@@ -50,6 +52,7 @@ final class RowChanges implements SupportsDelta {
         this.command = command;
         try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
             this.snapshot = table.currentSnapshotId();
+            this.lineage = table.formatVersion() >= 3;
         }
         this.options = snapshot < 0 ? options : options.at(snapshot);
     }
@@ -74,14 +77,21 @@ final class RowChanges implements SupportsDelta {
         return new NamedReference[] {Expressions.column(NativeTable.FILE_PATH), Expressions.column(NativeTable.ROW_POSITION)};
     }
 
+    /** In a format version 3 table, the row id an updated row keeps. */
+    @Override
+    public NamedReference[] requiredMetadataAttributes() {
+        return lineage ? new NamedReference[] {Expressions.column(NativeTable.ROW_ID)} : new NamedReference[0];
+    }
+
+    /** An update is a delete and an insert, but in a format version 3 table, where the new row keeps the old one's id. */
     @Override
     public boolean representUpdateAsDeleteAndInsert() {
-        return true;
+        return !lineage;
     }
 
     @Override
     public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        Write write = new Write(options.path(), options, info.schema(), snapshot);
+        Write write = new Write(options.path(), options, info.schema(), snapshot, lineage);
         return new DeltaWriteBuilder() {
             @Override
             public DeltaWrite build() {
@@ -94,7 +104,8 @@ final class RowChanges implements SupportsDelta {
     record Changed(String[] dataFiles, String[] deletes) implements WriterCommitMessage {}
 
     /** The write of a row-level operation: tasks of {@link Writer}, one commit. */
-    private record Write(String path, PathOptions options, StructType schema, long snapshot) implements DeltaWrite, DeltaBatchWrite {
+    private record Write(String path, PathOptions options, StructType schema, long snapshot, boolean lineage)
+            implements DeltaWrite, DeltaBatchWrite {
         @Override
         public DeltaBatchWrite toBatch() {
             return this;
@@ -102,7 +113,7 @@ final class RowChanges implements SupportsDelta {
 
         @Override
         public DeltaWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-            HyperStreamDataWriter.Factory inserts = new HyperStreamDataWriter.Factory(options, schema);
+            HyperStreamDataWriter.Factory inserts = new HyperStreamDataWriter.Factory(options, schema, lineage);
             return (DeltaWriterFactory) (partition, task) -> new Writer(inserts.createWriter(partition, task));
         }
 
@@ -145,10 +156,10 @@ final class RowChanges implements SupportsDelta {
 
     /** One task: inserted rows to a native writer, deleted rows gathered by data file. */
     private static final class Writer implements DeltaWriter<InternalRow> {
-        private final org.apache.spark.sql.connector.write.DataWriter<InternalRow> inserts;
+        private final HyperStreamDataWriter inserts;
         private final RowDeletes deletes = new RowDeletes();
 
-        Writer(org.apache.spark.sql.connector.write.DataWriter<InternalRow> inserts) {
+        Writer(HyperStreamDataWriter inserts) {
             this.inserts = inserts;
         }
 
@@ -160,10 +171,12 @@ final class RowChanges implements SupportsDelta {
             deletes.add(id.getUTF8String(0).toString(), id.getLong(1));
         }
 
+        /** The row replaces the one at {@code id}; in a format version 3 table it keeps that row's id ({@code metadata}). */
         @Override
         public void update(InternalRow metadata, InternalRow id, InternalRow row) throws IOException {
             delete(metadata, id);
-            insert(row);
+            boolean lineage = metadata != null && metadata.numFields() > 0 && !metadata.isNullAt(0);
+            inserts.writeWithRowId(row, lineage ? metadata.getLong(0) : null);
         }
 
         @Override

@@ -152,6 +152,35 @@ class SparkRowChangesTest {
         sql("RESET spark.hyperstream.vector.search.ef");
     }
 
+    /** Row lineage (format version 3): UPDATE and MERGE keep an updated row's _row_id and advance its sequence number. */
+    @Test
+    void formatVersion3UpdatesKeepRowIds() {
+        String t = "lake.rc.lineage";
+        sql("CREATE TABLE " + t + " (id BIGINT NOT NULL, val BIGINT) USING hyperstream TBLPROPERTIES ('format-version' = '3')");
+        sql("INSERT INTO " + t + " SELECT id, id FROM range(0, 100)");
+        String lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM " + t + " ORDER BY id";
+        Map<Long, long[]> before = new TreeMap<>();
+        sql(lineage).forEach(r -> before.put(r.getLong(0), new long[] {r.getLong(1), r.getLong(2)}));
+        sql("UPDATE " + t + " SET val = -1 WHERE id < 10");
+        sql("MERGE INTO " + t + " t USING (SELECT * FROM VALUES (50L), (500L) AS s(id)) s ON t.id = s.id "
+                + "WHEN MATCHED THEN UPDATE SET val = -2 WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, -3)");
+        Map<Long, long[]> after = new TreeMap<>();
+        sql(lineage).forEach(r -> after.put(r.getLong(0), new long[] {r.getLong(1), r.getLong(2)}));
+        long first = before.get(0L)[1];
+        for (Map.Entry<Long, long[]> row : after.entrySet()) {
+            long id = row.getKey();
+            if (id == 500) {
+                assertTrue(before.values().stream().noneMatch(b -> b[0] == row.getValue()[0]), "a new row takes a new id");
+                continue;
+            }
+            assertEquals(before.get(id)[0], row.getValue()[0], "row " + id + " keeps its id");
+            long expected = id < 10 ? first + 1 : id == 50 ? first + 2 : first;
+            assertEquals(expected, row.getValue()[1], "sequence number of row " + id);
+        }
+        assertEquals(List.of(-1L, -2L, -3L), sql("SELECT val FROM " + t + " WHERE id IN (0, 50, 500) ORDER BY id").stream()
+                .map(r -> r.getLong(0)).toList());
+    }
+
     @Test
     void aTargetRowMatchedTwiceIsAnErrorAndChangesNothing() {
         sql("CREATE TABLE lake.rc.twice (id BIGINT, val BIGINT) USING hyperstream");

@@ -123,8 +123,20 @@ public final class NativeTable extends NativeHandle {
      * buffer (see {@link TableWriter}); close it when the task ends.
      */
     public TableWriter openWriter() {
-        return new TableWriter(call(NativeTable::openWriterNative), location);
+        return new TableWriter(call(h -> openWriterNative(h, false)), location);
     }
+
+    /**
+     * As {@link #openWriter}, for the new rows of a row-level change in a format version 3 table:
+     * a batch may carry a column {@code _row_id} (nullable bigint), the id of the row an updated
+     * row replaces, which it keeps (row lineage); a new row's is null (it takes a new one).
+     */
+    public TableWriter openLineageWriter() {
+        return new TableWriter(call(h -> openWriterNative(h, true)), location);
+    }
+
+    /** The column a {@link #openLineageWriter} batch carries an updated row's id in. */
+    public static final String ROW_ID = "_row_id";
 
     /** Commits data files written by {@link #writeDataFiles} as one append; returns the snapshot id. */
     public long commitAppend(String[] dataFiles) {
@@ -730,7 +742,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] writeDataFilesNative(long handle, long streamAddress);
 
-    private static native long openWriterNative(long handle);
+    private static native long openWriterNative(long handle, boolean lineage);
 
     private static native boolean isWritePropertyNative(String key);
 
