@@ -332,7 +332,12 @@ final class HyperStreamMetadata implements ConnectorMetadata {
     /** A row's data file and position in it: what a MERGE names the rows it deletes by (see {@link TableMerge}). */
     @Override
     public ColumnHandle getMergeRowIdColumnHandle(ConnectorSession session, ConnectorTableHandle table) {
-        return TableMerge.ROW_ID;
+        return keepsLineage(session, table) ? TableMerge.LINEAGE_ROW_ID : TableMerge.ROW_ID;
+    }
+
+    /** Whether the table keeps row lineage (format version 3: it has the hidden {@code _row_id}). */
+    private boolean keepsLineage(ConnectorSession session, ConnectorTableHandle table) {
+        return table instanceof HyperStreamTableHandle && getColumnHandles(session, table).containsKey(io.hyperstream.jni.NativeTable.ROW_ID);
     }
 
     /**
@@ -349,7 +354,7 @@ final class HyperStreamMetadata implements ConnectorMetadata {
                 .map(HyperStreamColumnHandle.class::cast).filter(c -> !c.toColumnMetadata().isHidden())
                 .sorted(java.util.Comparator.comparingInt(HyperStreamColumnHandle::ordinal))
                 .map(HyperStreamColumnHandle::type).toList();
-        return TableMerge.begin(stored, types);
+        return TableMerge.begin(stored, types, keepsLineage(session, table));
     }
 
     @Override

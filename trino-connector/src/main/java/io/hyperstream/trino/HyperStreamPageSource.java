@@ -27,8 +27,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
     private final ArrowReader reader;
     private final boolean countOnly;
     private final int[] positions;
-    /** Which requested columns are a MERGE's row id, built of two native vectors. */
-    private final boolean[] rowIds;
+    /** For each requested column, how many native vectors a MERGE's row id is built of (0: not a row id). */
+    private final int[] rowIds;
     private final boolean negateDistance;
     /** Rows this split may still return (a pushed LIMIT), or Long.MAX_VALUE. */
     private long remaining = Long.MAX_VALUE;
@@ -58,7 +58,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
                 opened = sample;
                 this.reader = nativeCall(() -> sample.scan(allocator, split.start(), split.end(), batchRows, projection));
                 this.positions = java.util.stream.IntStream.range(0, columns.size()).toArray();
-                this.rowIds = new boolean[columns.size()];
+                this.rowIds = new int[columns.size()];
                 this.negateDistance = false;
             }
             this.table = opened;
@@ -74,7 +74,7 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         this.table = source;
         this.reader = reader;
         this.positions = positions;
-        this.rowIds = new boolean[positions.length];
+        this.rowIds = new int[positions.length];
         this.countOnly = positions.length == 0;
         this.negateDistance = false;
     }
@@ -103,8 +103,8 @@ final class HyperStreamPageSource implements ConnectorPageSource {
      */
     private static String[] nativeColumns(List<HyperStreamColumnHandle> columns) {
         java.util.stream.Stream<String> table = columns.stream().filter(c -> c.ordinal() >= 0).map(HyperStreamColumnHandle::name);
-        java.util.stream.Stream<String> rowId = columns.stream().anyMatch(TableMerge::isRowId)
-                ? java.util.stream.Stream.of(NativeTable.FILE_PATH, NativeTable.ROW_POSITION) : java.util.stream.Stream.empty();
+        java.util.stream.Stream<String> rowId = columns.stream().filter(TableMerge::isRowId).findFirst()
+                .map(c -> TableMerge.nativeColumns(c).stream()).orElse(java.util.stream.Stream.empty());
         return java.util.stream.Stream.concat(table, rowId).toArray(String[]::new);
     }
 
@@ -130,11 +130,12 @@ final class HyperStreamPageSource implements ConnectorPageSource {
 
     /**
      * For each requested column, its vector in the native batch: the table columns, then a MERGE's
-     * row id ({@code _file}, {@code _pos}: the first of the two), then the distance.
+     * row id (the first of its vectors: {@code _file}, {@code _pos} and maybe {@code _row_id}), then the distance.
      */
     private static int[] blockPositions(List<HyperStreamColumnHandle> columns) {
         int tableColumns = (int) columns.stream().filter(c -> c.ordinal() >= 0).count();
-        int distance = tableColumns + (columns.stream().anyMatch(TableMerge::isRowId) ? 2 : 0);
+        int distance = tableColumns + columns.stream().filter(TableMerge::isRowId).findFirst()
+                .map(c -> TableMerge.nativeColumns(c).size()).orElse(0);
         int[] positions = new int[columns.size()];
         int next = 0;
         for (int i = 0; i < positions.length; i++) {
@@ -144,10 +145,10 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         return positions;
     }
 
-    private static boolean[] rowIds(List<HyperStreamColumnHandle> columns) {
-        boolean[] rowIds = new boolean[columns.size()];
+    private static int[] rowIds(List<HyperStreamColumnHandle> columns) {
+        int[] rowIds = new int[columns.size()];
         for (int i = 0; i < rowIds.length; i++) {
-            rowIds[i] = TableMerge.isRowId(columns.get(i));
+            rowIds[i] = TableMerge.isRowId(columns.get(i)) ? TableMerge.nativeColumns(columns.get(i)).size() : 0;
         }
         return rowIds;
     }
@@ -186,10 +187,16 @@ final class HyperStreamPageSource implements ConnectorPageSource {
             }
             Block[] blocks = new Block[positions.length];
             for (int i = 0; i < blocks.length; i++) {
-                Block block = rowIds[i]
-                        ? TableMerge.rowIdBlock(ArrowBlocks.toBlock(vectors.get(positions[i])),
-                                ArrowBlocks.toBlock(vectors.get(positions[i] + 1)))
-                        : ArrowBlocks.toBlock(vectors.get(positions[i]));
+                Block block;
+                if (rowIds[i] > 0) {
+                    Block[] fields = new Block[rowIds[i]];
+                    for (int f = 0; f < fields.length; f++) {
+                        fields[f] = ArrowBlocks.toBlock(vectors.get(positions[i] + f));
+                    }
+                    block = TableMerge.rowIdBlock(fields);
+                } else {
+                    block = ArrowBlocks.toBlock(vectors.get(positions[i]));
+                }
                 blocks[i] = rows < block.getPositionCount() ? block.getRegion(0, rows) : block;
             }
             return SourcePage.create(new Page(rows, blocks));

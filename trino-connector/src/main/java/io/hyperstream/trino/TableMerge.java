@@ -32,11 +32,18 @@ import java.util.concurrent.CompletableFuture;
  * files, or fails cleanly when another writer changed rows of a file the query read.
  */
 final class TableMerge {
-    /** The row id a MERGE plan reads: the data file of a row and its position in it. */
-    static final RowType ROW_ID_TYPE = RowType.from(List.of(RowType.field("file", VARCHAR), RowType.field("pos", BIGINT)));
     /** Its ordinal: no column of the table. */
     static final int ROW_ID_ORDINAL = -2;
-    static final HyperStreamColumnHandle ROW_ID = new HyperStreamColumnHandle("$row_id", ROW_ID_TYPE, ROW_ID_ORDINAL, false);
+    /** The row id a MERGE plan reads: the data file of a row and its position in it. */
+    static final HyperStreamColumnHandle ROW_ID = new HyperStreamColumnHandle("$row_id",
+            RowType.from(List.of(RowType.field("file", VARCHAR), RowType.field("pos", BIGINT))), ROW_ID_ORDINAL, false);
+    /**
+     * In a format version 3 table, also the row's {@code _row_id}: Trino hands it on with the new
+     * row of an update, which keeps it (row lineage).
+     */
+    static final HyperStreamColumnHandle LINEAGE_ROW_ID = new HyperStreamColumnHandle("$row_id",
+            RowType.from(List.of(RowType.field("file", VARCHAR), RowType.field("pos", BIGINT), RowType.field("row_id", BIGINT))),
+            ROW_ID_ORDINAL, false);
 
     /** Fragments of a merge sink: an added data file ("+" and its description) or deleted rows ("-" and a fragment). */
     private static final char ADDED = '+';
@@ -48,12 +55,23 @@ final class TableMerge {
         return column.ordinal() == ROW_ID_ORDINAL;
     }
 
-    /** The row id block of a page: {@code _file} and {@code _pos} as one row. */
-    static Block rowIdBlock(Block files, Block positions) {
-        return RowBlock.fromFieldBlocks(files.getPositionCount(), new Block[] {files, positions});
+    /** Whether a row id column carries the row's {@code _row_id} too ({@link #LINEAGE_ROW_ID}). */
+    static boolean carriesLineage(HyperStreamColumnHandle rowId) {
+        return ((RowType) rowId.type()).getFields().size() == 3;
     }
 
-    static HyperStreamMergeTableHandle begin(HyperStreamTableHandle table, List<io.trino.spi.type.Type> types) {
+    /** The native columns a row id is read from: {@code _file}, {@code _pos} and, with lineage, {@code _row_id}. */
+    static List<String> nativeColumns(HyperStreamColumnHandle rowId) {
+        return carriesLineage(rowId) ? List.of(NativeTable.FILE_PATH, NativeTable.ROW_POSITION, NativeTable.ROW_ID)
+                : List.of(NativeTable.FILE_PATH, NativeTable.ROW_POSITION);
+    }
+
+    /** The row id block of a page, of its fields' blocks. */
+    static Block rowIdBlock(Block[] fields) {
+        return RowBlock.fromFieldBlocks(fields[0].getPositionCount(), fields);
+    }
+
+    static HyperStreamMergeTableHandle begin(HyperStreamTableHandle table, List<io.trino.spi.type.Type> types, boolean lineage) {
         if (!table.isStored()) {
             throw new TrinoException(NOT_SUPPORTED, "the sample table is generated: it takes no UPDATE, MERGE or DELETE");
         }
@@ -62,7 +80,7 @@ final class TableMerge {
         }
         HyperStreamTableInsertHandle insert = new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
                 table.schemaName(), table.tableName()), table.location(), table.storage(), types);
-        return new HyperStreamMergeTableHandle(table, insert);
+        return new HyperStreamMergeTableHandle(table, insert, lineage);
     }
 
     /** Commits what the sinks wrote and deleted as one snapshot on top of the one the query read. */
@@ -93,15 +111,18 @@ final class TableMerge {
         private final RowDeletes deletes = new RowDeletes();
         private final int columns;
 
+        private final boolean lineage;
+
         Sink(HyperStreamMergeTableHandle merge) {
-            this.inserts = new TablePageSink(merge.insert());
+            this.inserts = new TablePageSink(merge.insert(), merge.lineage());
             this.columns = merge.insert().types().size();
+            this.lineage = merge.lineage();
         }
 
         @Override
         public void storeMergedRows(Page page) {
             MergePage merge = MergePage.createDeleteAndInsertPages(page, columns);
-            merge.getInsertionsPage().ifPresent(inserts::appendPage);
+            merge.getInsertionsPage().ifPresent(insertions -> inserts.appendPage(insertions, lineage ? keptRowIds(page) : null));
             merge.getDeletionsPage().ifPresent(deletions -> {
                 List<Block> rowId = RowBlock.getRowFieldsFromBlock(deletions.getBlock(deletions.getChannelCount() - 1));
                 Block files = rowId.get(0);
@@ -110,6 +131,30 @@ final class TableMerge {
                     deletes.add(VARCHAR.getSlice(files, i).toStringUtf8(), BIGINT.getLong(positions, i));
                 }
             });
+        }
+
+        /**
+         * For each row of the page's insertions, in order, the {@code _row_id} it keeps: an
+         * update's new row keeps the id of the row it replaces, a new row's is null.
+         */
+        private Block keptRowIds(Page page) {
+            Block operations = page.getBlock(columns);
+            List<Block> rowId = RowBlock.getRowFieldsFromBlock(page.getBlock(page.getChannelCount() - 1));
+            io.trino.spi.block.BlockBuilder kept = BIGINT.createBlockBuilder(null, page.getPositionCount());
+            for (int i = 0; i < page.getPositionCount(); i++) {
+                long operation = io.trino.spi.type.TinyintType.TINYINT.getLong(operations, i);
+                if (operation == INSERT_OPERATION_NUMBER) {
+                    kept.appendNull();
+                } else if (operation == UPDATE_INSERT_OPERATION_NUMBER) {
+                    Block ids = rowId.get(2);
+                    if (ids.isNull(i)) {
+                        kept.appendNull();
+                    } else {
+                        BIGINT.writeLong(kept, BIGINT.getLong(ids, i));
+                    }
+                }
+            }
+            return kept.build();
         }
 
         @Override

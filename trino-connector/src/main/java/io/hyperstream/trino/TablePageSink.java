@@ -34,14 +34,29 @@ final class TablePageSink implements ConnectorPageSink {
     private boolean closed;
 
     TablePageSink(HyperStreamTableInsertHandle insert) {
+        this(insert, false);
+    }
+
+    /**
+     * {@code lineage}: the new rows of a row-level change of a format version 3 table, each page
+     * with the {@code _row_id}s its rows keep (see {@link #appendPage(Page, Block)}).
+     */
+    TablePageSink(HyperStreamTableInsertHandle insert, boolean lineage) {
         this.insert = insert;
         this.allocator = Allocators.child("trino-table-sink");
         NativeTable opened = null;
         try {
             opened = nativeCall(() -> insert.target().open());
             NativeTable loaded = opened;
-            this.schema = nativeCall(() -> loaded.schema(allocator));
-            this.writer = nativeCall(loaded::openWriter);
+            Schema columns = nativeCall(() -> loaded.schema(allocator));
+            if (lineage) {
+                List<org.apache.arrow.vector.types.pojo.Field> fields = new java.util.ArrayList<>(columns.getFields());
+                fields.add(org.apache.arrow.vector.types.pojo.Field.nullable(NativeTable.ROW_ID,
+                        new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)));
+                columns = new Schema(fields);
+            }
+            this.schema = columns;
+            this.writer = nativeCall(() -> lineage ? loaded.openLineageWriter() : loaded.openWriter());
             this.table = opened;
         } catch (RuntimeException e) {
             if (opened != null) {
@@ -54,15 +69,31 @@ final class TablePageSink implements ConnectorPageSink {
 
     @Override
     public CompletableFuture<?> appendPage(Page page) {
+        return appendPage(page, null);
+    }
+
+    /** Writes {@code page}'s rows; a lineage sink's with the {@code _row_id}s they keep ({@code rowIds}, bigint, null: a new id). */
+    CompletableFuture<?> appendPage(Page page, io.trino.spi.block.Block rowIds) {
         int rows = page.getPositionCount();
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
             root.allocateNew();
             List<FieldVector> vectors = root.getFieldVectors();
-            for (int c = 0; c < vectors.size(); c++) {
+            int columns = insert.types().size();
+            for (int c = 0; c < columns; c++) {
                 FieldVector vector = vectors.get(c);
                 String what = "column '" + vector.getName() + "'";
                 for (int row = 0; row < rows; row++) {
                     TrinoArrowWriter.set(vector, row, insert.types().get(c), page.getBlock(c), row, what);
+                }
+            }
+            if (vectors.size() > columns) {
+                org.apache.arrow.vector.BigIntVector ids = (org.apache.arrow.vector.BigIntVector) vectors.get(columns);
+                for (int row = 0; row < rows; row++) {
+                    if (rowIds == null || rowIds.isNull(row)) {
+                        ids.setNull(row);
+                    } else {
+                        ids.set(row, io.trino.spi.type.BigintType.BIGINT.getLong(rowIds, row));
+                    }
                 }
             }
             root.setRowCount(rows);

@@ -163,6 +163,32 @@ class TestRowChanges {
         }
     }
 
+    /** Row lineage (format version 3): UPDATE and MERGE keep an updated row's _row_id and advance its sequence number. */
+    @Test
+    void formatVersion3UpdatesKeepRowIds() {
+        runner.execute("CREATE TABLE lineage (id bigint NOT NULL, val bigint) WITH (format_version = 3)");
+        runner.execute("INSERT INTO lineage SELECT x, x FROM UNNEST(sequence(0, 99)) AS u(x)");
+        String lineage = "SELECT id, _row_id, _last_updated_sequence_number FROM lineage ORDER BY id";
+        Map<Long, List<Long>> before = new TreeMap<>();
+        runner.execute(lineage).getMaterializedRows().forEach(r -> before.put((Long) r.getField(0), List.of((Long) r.getField(1), (Long) r.getField(2))));
+        runner.execute("UPDATE lineage SET val = -1 WHERE id < 10");
+        runner.execute("MERGE INTO lineage USING (VALUES BIGINT '50', BIGINT '500') s(id) ON lineage.id = s.id "
+                + "WHEN MATCHED THEN UPDATE SET val = -2 WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, -3)");
+        long first = before.get(0L).get(1);
+        for (MaterializedRow row : runner.execute(lineage).getMaterializedRows()) {
+            long id = (Long) row.getField(0);
+            long rowId = (Long) row.getField(1);
+            if (id == 500) {
+                assertTrue(before.values().stream().noneMatch(b -> b.get(0) == rowId), "a new row takes a new id");
+                continue;
+            }
+            assertEquals(before.get(id).get(0), rowId, "row " + id + " keeps its id");
+            long expected = id < 10 ? first + 1 : id == 50 ? first + 2 : first;
+            assertEquals(expected, row.getField(2), "sequence number of row " + id);
+        }
+        assertEquals(List.of(-1L, -2L, -3L), runner.execute("SELECT val FROM lineage WHERE id IN (0, 50, 500) ORDER BY id").getOnlyColumn().toList());
+    }
+
     @Test
     void aRowMatchedTwiceIsAnErrorAndChangesNothing() {
         runner.execute("CREATE TABLE twice (id bigint, val bigint)");
