@@ -1067,3 +1067,38 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitRowChangesNativ
         Ok(table.commit_row_changes((read >= 0).then_some(read), deletes, added)?.unwrap_or(-1))
     })
 }
+
+/// Metadata table `name` of the table's current snapshot (see
+/// [`crate::table::iceberg::METADATA_TABLES`]), as a stream of one batch.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_metadataTableNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    name: JString<'l>,
+    stream_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let name = string(env, &name)?;
+        let table = lock(&cell).clone();
+        let batch = table.metadata_table(&name)?;
+        let schema = batch.schema();
+        export_stream(Box::new(arrow::record_batch::RecordBatchIterator::new([Ok(batch)], schema)), stream_address)
+    })
+}
+
+/// The columns of metadata table `name`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_metadataTableSchemaNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    name: JString<'l>,
+    schema_address: jlong,
+) {
+    entry(&mut env, |env| {
+        let name = string(env, &name)?;
+        let schema = crate::table::iceberg::metadata_table_schema(&name)?;
+        export_schema(&schema, schema_address)
+    })
+}

@@ -137,6 +137,18 @@ impl Storage {
         })
     }
 
+    /// The size of `relative` in bytes, None when it is not there.
+    pub fn size(&self, relative: &str) -> Result<Option<u64>> {
+        let path = self.path(relative);
+        block_on(async {
+            match self.store.head(&path).await {
+                Ok(meta) => Ok(Some(meta.size)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(self.error(relative, e)),
+            }
+        })
+    }
+
     /// Writes `relative`, replacing what was there. On local disk the write is durable: see
     /// [`put_local`].
     pub fn put(&self, relative: &str, bytes: Bytes) -> Result<()> {

@@ -302,6 +302,24 @@ public final class NativeTable extends NativeHandle {
                 version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero(), kinds, columns, address)));
     }
 
+    /**
+     * The metadata tables of every table, Iceberg's and HyperStream's own {@code indexes} (the
+     * index files beside each data file, with their sizes).
+     */
+    public static final List<String> METADATA_TABLES =
+            List.of("snapshots", "history", "files", "manifests", "partitions", "refs", "properties", "indexes");
+
+    /** Metadata table {@code name} ({@link #METADATA_TABLES}) of the current snapshot, as one batch. */
+    public ArrowReader metadataTable(BufferAllocator allocator, String name) {
+        return call(h -> ArrowStreams.importStream(allocator, address -> metadataTableNative(h, name, address)));
+    }
+
+    /** The columns of metadata table {@code name}. */
+    public static Schema metadataTableSchema(BufferAllocator allocator, String name) {
+        NativeLibrary.load();
+        return ArrowStreams.importSchema(allocator, address -> metadataTableSchemaNative(name, address));
+    }
+
     /** Streams the given data files with {@code columns} (all when null). */
     public ArrowReader scanFiles(BufferAllocator allocator, String[] dataFiles, String[] columns, int batchRows) {
         return scanFiles(allocator, dataFiles, columns, null, batchRows);
@@ -759,6 +777,10 @@ public final class NativeTable extends NativeHandle {
     private static native void deleteFilesNative(long handle, String[] dataFiles);
 
     private static native String rowDeletesNative(String dataFile, long[] positions);
+
+    private static native void metadataTableNative(long handle, String name, long streamAddress);
+
+    private static native void metadataTableSchemaNative(String name, long schemaAddress);
 
     private static native long commitRowChangesNative(long handle, long readSnapshot, String[] deletes, String[] added);
 

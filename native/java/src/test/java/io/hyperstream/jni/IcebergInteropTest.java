@@ -386,6 +386,82 @@ class IcebergInteropTest {
         }
     }
 
+    /** The metadata tables say what Iceberg Java sees: snapshots, history, files, manifests, partitions, refs, properties. */
+    @Test
+    void metadataTablesAgreeWithIcebergJava() throws Exception {
+        String location = dir.resolve("described").toString();
+        try (NativeTable table = NativeTable.create(location, arrowSchema(),
+                Map.of(NativeTable.PARTITIONING, "bucket(id, 4)", "write.target-file-size-bytes", "1048576"), Map.of(), allocator)) {
+            table.append(allocator, rows(0, 300));
+            table.append(allocator, rows(300, 420));
+            table.deleteWhere(Filters.lt("id", 50));
+            table.createVectorIndex("embedding", "{\"metric\":\"l2\",\"m\":8}");
+            Table iceberg = new HadoopTables(new Configuration()).load(location);
+            List<Object[]> snapshots = metadataRows(table, "snapshots");
+            List<org.apache.iceberg.Snapshot> theirs = new java.util.ArrayList<>();
+            iceberg.snapshots().forEach(theirs::add);
+            assertEquals(theirs.stream().map(org.apache.iceberg.Snapshot::snapshotId).toList(), snapshots.stream().map(r -> r[1]).toList());
+            assertEquals(theirs.stream().map(org.apache.iceberg.Snapshot::parentId).toList(), snapshots.stream().map(r -> r[2]).toList());
+            assertEquals(theirs.stream().map(org.apache.iceberg.Snapshot::operation).toList(), snapshots.stream().map(r -> r[3]).toList());
+            assertEquals(iceberg.history().stream().map(org.apache.iceberg.HistoryEntry::snapshotId).toList(),
+                    metadataRows(table, "history").stream().map(r -> r[1]).toList());
+            // Files: data files and delete files, with their row counts.
+            List<org.apache.iceberg.FileScanTask> tasks = new java.util.ArrayList<>();
+            try (CloseableIterable<org.apache.iceberg.FileScanTask> planned = iceberg.newScan().planFiles()) {
+                planned.forEach(tasks::add);
+            }
+            List<Object[]> files = metadataRows(table, "files");
+            assertEquals(tasks.size(), files.stream().filter(r -> (int) r[0] == 0).count());
+            assertEquals(tasks.stream().mapToLong(t -> t.file().recordCount()).sum(),
+                    files.stream().filter(r -> (int) r[0] == 0).mapToLong(r -> (long) r[5]).sum());
+            java.util.Set<String> deletes = new java.util.TreeSet<>();
+            tasks.forEach(t -> t.deletes().forEach(d -> deletes.add(d.location())));
+            assertEquals(deletes, files.stream().filter(r -> (int) r[0] == 1).map(r -> (String) r[1]).collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new)));
+            assertEquals(iceberg.currentSnapshot().allManifests(iceberg.io()).stream().map(org.apache.iceberg.ManifestFile::path).sorted().toList(),
+                    metadataRows(table, "manifests").stream().map(r -> (String) r[1]).sorted().toList());
+            // Partitions: one row per bucket, rows as Iceberg Java counts them.
+            Map<Integer, Long> rowsByBucket = new TreeMap<>();
+            tasks.forEach(t -> rowsByBucket.merge(t.file().partition().get(0, Integer.class), t.file().recordCount(), Long::sum));
+            Map<Integer, Long> ours = new TreeMap<>();
+            for (Object[] r : metadataRows(table, "partitions")) {
+                String partition = (String) r[0];
+                ours.put(Integer.parseInt(partition.substring(partition.indexOf('=') + 1, partition.length() - 1)), (long) r[2]);
+            }
+            assertEquals(rowsByBucket, ours);
+            assertEquals(iceberg.refs().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue().snapshotId()).sorted().toList(),
+                    metadataRows(table, "refs").stream().map(r -> r[0] + "=" + r[2]).sorted().toList());
+            assertEquals(new TreeMap<>(iceberg.properties()), metadataRows(table, "properties").stream()
+                    .collect(java.util.stream.Collectors.toMap(r -> (String) r[0], r -> (String) r[1], (a, b) -> a, TreeMap::new)));
+            // Our own: every data file's index files, each named with its size.
+            List<Object[]> indexes = metadataRows(table, "indexes");
+            for (String kind : List.of("vector sidecar", "hnsw graph", "ndv sketch")) {
+                assertEquals(tasks.size(), indexes.stream().filter(r -> r[2].equals(kind)).count(), kind);
+            }
+            assertTrue(indexes.stream().allMatch(r -> (long) r[4] > 0));
+            InvalidArgumentException bad = assertThrows(InvalidArgumentException.class, () -> metadataRows(table, "nope"));
+            assertTrue(bad.getMessage().contains("snapshots, history"), bad.getMessage());
+        }
+    }
+
+    /** The rows of a metadata table, each as its column values. */
+    private List<Object[]> metadataRows(NativeTable table, String name) throws Exception {
+        List<Object[]> rows = new java.util.ArrayList<>();
+        try (ArrowReader reader = table.metadataTable(allocator, name)) {
+            while (reader.loadNextBatch()) {
+                VectorSchemaRoot root = reader.getVectorSchemaRoot();
+                for (int i = 0; i < root.getRowCount(); i++) {
+                    Object[] row = new Object[root.getFieldVectors().size()];
+                    for (int c = 0; c < row.length; c++) {
+                        Object value = root.getVector(c).getObject(i);
+                        row[c] = value instanceof org.apache.arrow.vector.util.Text text ? text.toString() : value;
+                    }
+                    rows.add(row);
+                }
+            }
+        }
+        return rows;
+    }
+
     @Test
     void icebergJavaReadsOurFormatVersion3TablesRowLineageAndDeletionVectors() throws Exception {
         String location = dir.resolve("v3").toString();
