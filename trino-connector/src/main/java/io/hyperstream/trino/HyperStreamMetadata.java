@@ -162,12 +162,10 @@ final class HyperStreamMetadata implements ConnectorMetadata {
 
     @Override
     public Optional<io.trino.spi.connector.SystemTable> getSystemTable(ConnectorSession session, SchemaTableName name) {
-        String table = name.getTableName();
-        if (!table.endsWith("$snapshots") || name.getSchemaName().equals(SAMPLE_SCHEMA)) {
+        if (name.getSchemaName().equals(SAMPLE_SCHEMA)) {
             return Optional.empty();
         }
-        SchemaTableName base = new SchemaTableName(name.getSchemaName(), table.substring(0, table.length() - "$snapshots".length()));
-        return config.storedTable(base).map(stored -> new SnapshotsTable(base, stored));
+        return MetadataTable.of(name, config::storedTable);
     }
 
     @Override

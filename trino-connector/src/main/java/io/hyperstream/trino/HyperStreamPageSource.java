@@ -79,6 +79,22 @@ final class HyperStreamPageSource implements ConnectorPageSource {
         this.negateDistance = false;
     }
 
+    /** Metadata table {@code name} of a stored table, every one of its {@code columns}. */
+    static HyperStreamPageSource metadataTable(io.hyperstream.jni.Catalog.TableRef location, String name, int columns) {
+        BufferAllocator allocator = Allocators.child("trino-metadata-" + name);
+        NativeTable table = null;
+        try {
+            table = nativeCall(location::open);
+            NativeTable opened = table;
+            ArrowReader reader = nativeCall(() -> opened.metadataTable(allocator, name));
+            return new HyperStreamPageSource(allocator, table, reader, java.util.stream.IntStream.range(0, columns).toArray());
+        } catch (RuntimeException e) {
+            closeQuietly(table);
+            allocator.close();
+            throw e;
+        }
+    }
+
     /** Rows {@code [start, end)} of an array; the columns are read by their position (index, value). */
     static HyperStreamPageSource array(HyperStreamArrayHandle array, HyperStreamSplit split,
             List<HyperStreamColumnHandle> columns, int batchRows) {

@@ -130,9 +130,21 @@ class TestRowChanges {
                 runner.execute(statement);
                 check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
             }
-            // Every change is a snapshot of its own; the first is still there to travel to.
+            // Every change is a snapshot of its own; the metadata tables tell the table's state.
             long snapshots = (long) runner.execute("SELECT count(*) FROM \"" + t + "$snapshots\"").getOnlyValue();
             assertTrue(snapshots >= 16, "snapshots: " + snapshots);
+            assertEquals(snapshots, runner.execute("SELECT count(*) FROM \"" + t + "$history\" WHERE is_current_ancestor").getOnlyValue());
+            assertEquals((long) model.size(), runner.execute("SELECT sum(CASE content WHEN 0 THEN record_count ELSE -record_count END) FROM \""
+                    + t + "$files\"").getOnlyValue(), "live rows: data file rows less deleted ones");
+            assertEquals(runner.execute("SELECT count(*) FROM \"" + t + "$files\" WHERE content = 0").getOnlyValue(),
+                    runner.execute("SELECT count(*) FROM \"" + t + "$indexes\" WHERE kind = 'hnsw graph' AND column_name = 'embedding'").getOnlyValue(),
+                    "every data file has its graph");
+            assertEquals(runner.execute("SELECT sum(record_count) FROM \"" + t + "$files\" WHERE content = 0").getOnlyValue(),
+                    runner.execute("SELECT sum(record_count) FROM \"" + t + "$partitions\"").getOnlyValue());
+            assertEquals(List.of("main"), runner.execute("SELECT name FROM \"" + t + "$refs\"").getOnlyColumn().toList());
+            assertEquals(String.valueOf(version), runner.execute("SELECT value FROM \"" + t + "$properties\" WHERE key = 'format-version'")
+                    .getOnlyColumn().findFirst().orElse(String.valueOf(version)));
+            assertTrue((long) runner.execute("SELECT count(*) FROM \"" + t + "$manifests\"").getOnlyValue() > 0);
         }
     }
 
