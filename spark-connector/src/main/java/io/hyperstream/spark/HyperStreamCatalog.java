@@ -213,6 +213,16 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         return checked(ident.namespace()[0] + "." + ident.name(), () -> tables.tableRef(ident.namespace()[0], ident.name()));
     }
 
+    /** {@code db.t.files}: the metadata table {@code files} of table {@code db.t}, when there is one. */
+    private Optional<Table> metadataTable(Identifier ident) {
+        String[] namespace = ident.namespace();
+        if (namespace.length != 2 || !NativeTable.METADATA_TABLES.contains(ident.name())) {
+            return Optional.empty();
+        }
+        return table(Identifier.of(new String[] {namespace[0]}, namespace[1]))
+                .map(ref -> new MetadataTable(pathOptions(ref, Map.of()), ident.name()));
+    }
+
     /** The path options of a table the catalog gave. */
     private static PathOptions pathOptions(Catalog.TableRef ref, Map<String, String> travel) {
         Map<String, String> options = new HashMap<>(travel);
@@ -245,6 +255,10 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
     }
 
     private Table load(Identifier ident, Map<String, String> travel) throws NoSuchTableException {
+        Optional<Table> metadata = metadataTable(ident);
+        if (metadata.isPresent() && travel.isEmpty()) {
+            return metadata.get();
+        }
         Catalog.TableRef ref = table(ident).orElseThrow(() -> new NoSuchTableException(ident));
         PathOptions path = pathOptions(ref, travel);
         try (NativeTable latest = NativeTable.load(path.path(), path.storage())) {

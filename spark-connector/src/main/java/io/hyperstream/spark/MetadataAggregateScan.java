@@ -2,14 +2,10 @@ package io.hyperstream.spark;
 
 import io.hyperstream.jni.Allocators;
 import io.hyperstream.jni.NativeTable;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -21,14 +17,11 @@ import org.apache.spark.sql.connector.expressions.aggregate.Max;
 import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
-import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.vectorized.ColumnVector;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * {@code COUNT(*)}, {@code COUNT(column)}, {@code MIN} and {@code MAX} over a whole stored table,
@@ -111,17 +104,9 @@ final class MetadataAggregateScan implements Scan, Batch {
     /** The native library's one-row answer as Spark's row, or empty when it has none. */
     private static Optional<InternalRow> answered(PathOptions options, String[] kinds, String[] columns) {
         try (BufferAllocator allocator = Allocators.child("spark-metadata-aggregate");
-                NativeTable table = options.openRead();
-                ArrowReader reader = table.aggregateFromMetadata(allocator, options.read().version(), kinds, columns)) {
-            if (!reader.loadNextBatch()) {
-                return Optional.empty();
-            }
-            VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            ColumnVector[] vectors = root.getFieldVectors().stream().map(HyperStreamColumnVector::of).toArray(ColumnVector[]::new);
-            // A copy: the row outlives the Arrow buffers it is read from.
-            return Optional.of(new ColumnarBatch(vectors, root.getRowCount()).getRow(0).copy());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+                NativeTable table = options.openRead()) {
+            InternalRow[] rows = DriverRows.read(table.aggregateFromMetadata(allocator, options.read().version(), kinds, columns)).rows();
+            return rows.length == 0 ? Optional.empty() : Optional.of(rows[0]);
         }
     }
 
@@ -142,41 +127,11 @@ final class MetadataAggregateScan implements Scan, Batch {
 
     @Override
     public InputPartition[] planInputPartitions() {
-        return new InputPartition[] {new Answer(row)};
+        return new InputPartition[] {new DriverRows(new InternalRow[] {row})};
     }
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-        return new Factory();
-    }
-
-    /** The split: the answered row itself. */
-    record Answer(InternalRow row) implements InputPartition {}
-
-    private static final class Factory implements PartitionReaderFactory {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public PartitionReader<InternalRow> createReader(InputPartition partition) {
-            InternalRow row = ((Answer) partition).row();
-            return new PartitionReader<>() {
-                private boolean read;
-
-                @Override
-                public boolean next() {
-                    boolean first = !read;
-                    read = true;
-                    return first;
-                }
-
-                @Override
-                public InternalRow get() {
-                    return row;
-                }
-
-                @Override
-                public void close() {}
-            };
-        }
+        return new DriverRows.Factory();
     }
 }

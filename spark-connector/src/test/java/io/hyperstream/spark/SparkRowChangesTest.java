@@ -126,6 +126,19 @@ class SparkRowChangesTest {
                 sql(statement);
                 check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
             }
+            // The metadata tables tell the table's state.
+            long snapshots = sql("SELECT count(*) FROM " + t + ".snapshots").get(0).getLong(0);
+            assertEquals(snapshots, sql("SELECT count(*) FROM " + t + ".history WHERE is_current_ancestor").get(0).getLong(0));
+            assertEquals((long) model.size(), sql("SELECT sum(CASE content WHEN 0 THEN record_count ELSE -record_count END) FROM "
+                    + t + ".files").get(0).getLong(0), "live rows: data file rows less deleted ones");
+            assertEquals(sql("SELECT count(*) FROM " + t + ".files WHERE content = 0").get(0).getLong(0),
+                    sql("SELECT count(*) FROM " + t + ".indexes WHERE kind = 'hnsw graph' AND column_name = 'embedding'").get(0).getLong(0),
+                    "every data file has its graph");
+            assertEquals(sql("SELECT sum(record_count) FROM " + t + ".files WHERE content = 0").get(0).getLong(0),
+                    sql("SELECT sum(record_count) FROM " + t + ".partitions").get(0).getLong(0));
+            assertEquals(List.of("main"), sql("SELECT name FROM " + t + ".refs").stream().map(r -> r.getString(0)).toList());
+            assertTrue(sql("SELECT count(*) FROM " + t + ".manifests").get(0).getLong(0) > 0);
+            assertTrue(sql("SELECT operation FROM " + t + ".snapshots ORDER BY sequence_number DESC LIMIT 1").get(0).getString(0) != null);
         }
     }
 
