@@ -59,7 +59,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * its class), namespaces and tables are an Iceberg REST catalog's ({@link RestCatalog}): tables are
  * created, committed, renamed and dropped through it, at the locations it gives.
  */
-public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces {
+public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces,
+        org.apache.spark.sql.connector.catalog.ProcedureCatalog {
     private String name = "hyperstream";
     /** Where the tables are: a directory ({@code root}) or a REST catalog ({@code type=rest}); null: functions only. */
     private Catalog tables;
@@ -211,6 +212,31 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             return Optional.empty();
         }
         return checked(ident.namespace()[0] + "." + ident.name(), () -> tables.tableRef(ident.namespace()[0], ident.name()));
+    }
+
+    /**
+     * {@code CALL lake.system.<name>(...)} (Spark 4): table maintenance, see {@link SparkProcedures}.
+     * Spark 3.5 never calls it (it has no CALL).
+     */
+    @Override
+    public org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure loadProcedure(Identifier ident) {
+        return SparkProcedures.load(ident, this::openTable);
+    }
+
+    @Override
+    public Identifier[] listProcedures(String[] namespace) {
+        return SparkProcedures.NAMES.stream().map(name -> Identifier.of(new String[] {"system"}, name)).toArray(Identifier[]::new);
+    }
+
+    /** A table of the catalog by its {@code 'db.t'} name, opened. */
+    private NativeTable openTable(String name) {
+        String[] parts = name.split("\\.");
+        if (parts.length != 2) {
+            throw new IllegalArgumentException("a table is named 'db.t', not '" + name + "'");
+        }
+        Catalog.TableRef ref = table(Identifier.of(new String[] {parts[0]}, parts[1]))
+                .orElseThrow(() -> new IllegalArgumentException("table " + name + " does not exist in catalog " + name()));
+        return NativeTable.load(ref.location(), ref.options());
     }
 
     /** {@code db.t.files}: the metadata table {@code files} of table {@code db.t}, when there is one. */
