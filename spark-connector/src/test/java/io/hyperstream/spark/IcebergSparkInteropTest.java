@@ -78,6 +78,12 @@ class IcebergSparkInteropTest {
         sql("INSERT INTO ice.both.ours SELECT id, concat('i', id), 0.5 FROM range(1000, 1100)");
         assertEquals(List.of("[1100,604450]"), rows("SELECT count(*), sum(id) FROM lake.both.ours"));
         assertEquals(rows("SELECT * FROM lake.both.ours ORDER BY id"), rows("SELECT * FROM ice.both.ours ORDER BY id"));
+        // Our row-level changes (position deletes and new files in one snapshot), read by theirs.
+        sql("UPDATE lake.both.ours SET name = 'u' WHERE id % 10 = 1");
+        sql("MERGE INTO lake.both.ours t USING (SELECT id FROM range(1090, 1110)) s ON t.id = s.id "
+                + "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, name, score) VALUES (s.id, 'm', 1.0)");
+        assertEquals(List.of("[1100,109,10]"), rows("SELECT count(*), count_if(name = 'u'), count_if(name = 'm') FROM ice.both.ours"));
+        assertEquals(rows("SELECT * FROM lake.both.ours ORDER BY id"), rows("SELECT * FROM ice.both.ours ORDER BY id"));
 
         // Theirs, read and appended to by HyperStream.
         sql("CREATE TABLE ice.both.theirs (id BIGINT, name STRING) USING iceberg");
