@@ -161,6 +161,26 @@ def deletes(spark):
                          f"ORDER BY d LIMIT 7", 7)
 
 
+def row_level_changes(spark):
+    """UPDATE and MERGE with executors in their own JVMs: delta writers there, one commit here."""
+    spark.sql("CREATE TABLE lake.db.changes (id BIGINT NOT NULL, v BIGINT) USING hyperstream "
+              "TBLPROPERTIES ('format-version' = '3')")
+    spark.sql("INSERT INTO lake.db.changes SELECT id, id FROM range(0, 1000, 1, 4)")
+    row_id = spark.sql("SELECT _row_id FROM lake.db.changes WHERE id = 7").collect()[0][0]
+    spark.sql("UPDATE lake.db.changes SET v = -v WHERE id % 7 = 0")
+    spark.sql("MERGE INTO lake.db.changes t USING (SELECT id FROM range(990, 1010)) s ON t.id = s.id "
+              "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, 0)")
+    expected = sum(-x if x % 7 == 0 else x for x in range(990))
+    got = spark.sql("SELECT count(*), sum(v) FROM lake.db.changes").collect()[0]
+    check((got[0], got[1]) == (1000, expected), f"rows after UPDATE and MERGE: {got}")
+    check(spark.sql("SELECT _row_id FROM lake.db.changes WHERE id = 7").collect()[0][0] == row_id,
+          "an updated row keeps its id")
+    live = spark.sql("SELECT sum(CASE content WHEN 0 THEN record_count ELSE -record_count END) "
+                     "FROM lake.db.changes.files").collect()[0][0]
+    check(live == 1000, f"the files metadata table: {live} live rows")
+    spark.sql("DROP TABLE lake.db.changes")
+
+
 def arrays(spark, scratch):
     store = os.path.join(scratch, "store")
     rows = spark.range(0, 3000, 1, 3).selectExpr("array(float(id), float(id * 2), float(-id)) AS value")
@@ -197,6 +217,7 @@ def main():
     distributed_top_k(spark)
     similarity_join(spark)
     deletes(spark)
+    row_level_changes(spark)
     arrays(spark, scratch)
     a_failing_task_commits_nothing(spark, root)
     spark.stop()

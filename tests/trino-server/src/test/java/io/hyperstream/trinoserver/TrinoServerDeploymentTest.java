@@ -116,6 +116,7 @@ class TrinoServerDeploymentTest {
             tablesAndWrites(c);
             long beforeDelete = pushedFiltersTopKAndDeletes(c, workers);
             timeTravelSnapshotsAndProcedures(c, beforeDelete);
+            rowLevelChanges(c);
             arraysAndASecondCatalog(c);
             aRestCatalog(c);
             badInputIsRefusedAndNothingLeavesTheRoot(c, lake);
@@ -163,6 +164,25 @@ class TrinoServerDeploymentTest {
         distributedTopK(c, workers);
         similarityJoin(c);
         return beforeDelete;
+    }
+
+    /**
+     * UPDATE and MERGE across the wire (merge sinks on the workers, one commit on the coordinator):
+     * the rows a model gives, an updated row keeping its row id, the metadata tables agreeing.
+     */
+    private static void rowLevelChanges(Connection c) throws SQLException {
+        execute(c, "CREATE TABLE lake.db.changes (id bigint NOT NULL, v bigint) WITH (format_version = 3)");
+        execute(c, "INSERT INTO lake.db.changes SELECT x, x FROM UNNEST(sequence(0, 999)) AS t(x)");
+        long rowId = scalar(c, "SELECT _row_id FROM lake.db.changes WHERE id = 7");
+        execute(c, "UPDATE lake.db.changes SET v = -v WHERE id % 7 = 0");
+        execute(c, "MERGE INTO lake.db.changes t USING (SELECT x AS id FROM UNNEST(sequence(990, 1009)) AS u(x)) s ON t.id = s.id "
+                + "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT VALUES (s.id, 0)");
+        long sum = LongStream.range(0, 990).map(x -> x % 7 == 0 ? -x : x).sum();
+        assertEquals(List.of(List.of(1000L, sum)), rows(c, "SELECT count(*), sum(v) FROM lake.db.changes"));
+        assertEquals(rowId, scalar(c, "SELECT _row_id FROM lake.db.changes WHERE id = 7"), "an updated row keeps its id");
+        assertEquals(1000L, scalar(c, "SELECT sum(CASE content WHEN 0 THEN record_count ELSE -record_count END) "
+                + "FROM lake.db.\"changes$files\""));
+        execute(c, "DROP TABLE lake.db.changes");
     }
 
     /** A similarity join answers each query as that query's own pushed top-k does. */
