@@ -12,6 +12,7 @@
 #   bench   build, then the bridge benchmark (options: --rows N --dim D --batch-rows B --pool P --repeat R),
 #           or with "scan [rows] [runs]" the full-scan benchmark against Spark's Parquet reader,
 #           with "index [rows] [runs]" the index-pruned scan benchmark against Spark's Parquet reader,
+#           with "merge [rows]" MERGE INTO against Iceberg's Spark runtime (Spark 3.5),
 #           with "scale [rows] [dim] [queries] [files] [ef_construction]" vector search natively, through Spark on two executors
 #           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
@@ -201,6 +202,14 @@ case "$command" in
       run_main "$JAVA17_HOME" spark-connector io.hyperstream.spark.TopKBenchmark "$@"
       step "top-k benchmark: exact top-10 through Trino vs the native call"
       run_main "$JAVA25_HOME" trino-connector io.hyperstream.trino.TopKBenchmark "$@"
+    elif [ "${1:-}" = merge ]; then
+      shift
+      step "MERGE benchmark: a HyperStream table vs Iceberg's Spark runtime (merge-on-read), same rows, Spark 3.5"
+      maven -q -pl tests/spark-3.5 package -DskipTests
+      # shellcheck disable=SC2046
+      "$JAVA17_HOME/bin/java" $(cat spark-connector/target/run/jvm.args) -Xmx6g -Djava.library.path=/nonexistent \
+        -cp "tests/spark-3.5/target/test-classes:$(cat tests/spark-3.5/target/run.classpath)" \
+        io.hyperstream.spark.MergeBenchmark "$@"
     elif [ "${1:-}" = scale ]; then
       shift
       rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4} efc=${5:-200}
