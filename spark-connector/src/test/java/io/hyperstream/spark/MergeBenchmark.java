@@ -33,7 +33,6 @@ public final class MergeBenchmark {
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", "4")
-                .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
                 .config("spark.sql.catalog.lake", HyperStreamCatalog.class.getName())
                 .config("spark.sql.catalog.lake.root", work.resolve("hyperstream").toString())
                 .config("spark.sql.catalog.ice", "org.apache.iceberg.spark.SparkCatalog")
@@ -88,6 +87,7 @@ public final class MergeBenchmark {
             spark.stop();
             delete(work.toFile());
         }
+        System.exit(0);
     }
 
     private static double seconds(Runnable work) {
