@@ -1,7 +1,5 @@
 package io.hyperstream.spark;
 
-import io.hyperstream.jni.CommitConflictException;
-import io.hyperstream.jni.InvalidArgumentException;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.RowDeletes;
 import java.io.IOException;
@@ -123,13 +121,7 @@ final class RowChanges implements SupportsDelta {
             String[] deletes = Arrays.stream(messages).filter(Objects::nonNull)
                     .flatMap(m -> Arrays.stream(((Changed) m).deletes())).toArray(String[]::new);
             try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                try {
-                    table.commitRowChanges(snapshot, deletes, files);
-                } catch (CommitConflictException | InvalidArgumentException e) {
-                    // Nothing was committed: the files written for it go.
-                    table.deleteFiles(files);
-                    throw e;
-                }
+                table.commitRowChanges(snapshot, deletes, files);
             }
         }
 

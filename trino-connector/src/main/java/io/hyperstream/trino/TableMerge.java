@@ -7,7 +7,6 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 
 import io.airlift.slice.Slice;
 import io.airlift.slice.Slices;
-import io.hyperstream.jni.CommitConflictException;
 import io.hyperstream.jni.NativeTable;
 import io.hyperstream.jni.RowDeletes;
 import io.trino.spi.Page;
@@ -94,13 +93,7 @@ final class TableMerge {
         String[] files = added.toArray(String[]::new);
         nativeCall(() -> {
             try (NativeTable table = merge.insert().target().open()) {
-                try {
-                    return table.commitRowChanges(merge.table().snapshotId(), deleted.toArray(String[]::new), files);
-                } catch (CommitConflictException | io.hyperstream.jni.InvalidArgumentException e) {
-                    // Nothing was committed: the files written for it go.
-                    table.deleteFiles(files);
-                    throw e;
-                }
+                return table.commitRowChanges(merge.table().snapshotId(), deleted.toArray(String[]::new), files);
             }
         });
     }

@@ -30,13 +30,14 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TestRowChanges {
     private DistributedQueryRunner runner;
+    private Path root;
 
     /** A model row: the group, value and tag columns and the vector's first component (the vector is [v, 1, -v, 0.5]). */
     private record Row(long grp, double val, String tag, float v) {}
 
     @BeforeAll
     void start() throws Exception {
-        Path root = Files.createTempDirectory("hyperstream-row-changes");
+        root = Files.createTempDirectory("hyperstream-row-changes");
         runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
         IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
@@ -61,7 +62,7 @@ class TestRowChanges {
     }
 
     @Test
-    void randomStatementsLeaveTheRowsOfAModel() {
+    void randomStatementsLeaveTheRowsOfAModel() throws Exception {
         for (int version : new int[] {2, 3}) {
             String t = "t" + version;
             runner.execute("CREATE TABLE " + t + " (id bigint NOT NULL, grp bigint, val double, tag varchar, "
@@ -130,6 +131,10 @@ class TestRowChanges {
                 runner.execute(statement);
                 check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
             }
+            // Iceberg Java reads the same rows.
+            assertEquals(model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
+                    + e.getValue().tag()).sorted().toList(),
+                    io.hyperstream.jni.IcebergJavaReader.read(root.resolve("db").resolve(t), "id", "grp", "val", "tag"));
             // Every change is a snapshot of its own; the metadata tables tell the table's state.
             long snapshots = (long) runner.execute("SELECT count(*) FROM \"" + t + "$snapshots\"").getOnlyValue();
             assertTrue(snapshots >= 16, "snapshots: " + snapshots);

@@ -227,10 +227,16 @@ public final class NativeTable extends NativeHandle {
      * {@code added} (data files of {@link #writeDataFiles} or a {@link TableWriter}) join the
      * table. The change read the table at snapshot {@code readSnapshot} (-1: the current one); a
      * {@link CommitConflictException} when another writer deleted rows of a file it deletes rows
-     * of since. Returns the snapshot id, -1 when nothing changed.
+     * of since. When it is refused so (or a fragment is bad), nothing is committed and the
+     * {@code added} files are removed. Returns the snapshot id, -1 when nothing changed.
      */
     public long commitRowChanges(long readSnapshot, String[] deletes, String[] added) {
-        return call(h -> commitRowChangesNative(h, readSnapshot, deletes, added));
+        try {
+            return call(h -> commitRowChangesNative(h, readSnapshot, deletes, added));
+        } catch (CommitConflictException | InvalidArgumentException refused) {
+            deleteFiles(added);
+            throw refused;
+        }
     }
 
     /** Deletes data files written by {@link #writeDataFiles} and never committed (an aborted write's). */

@@ -377,7 +377,10 @@ class IcebergInteropTest {
                     scan.loadNextBatch();
                     stale.add(new String(((VarCharVector) scan.getVectorSchemaRoot().getVector("_file")).get(0), StandardCharsets.UTF_8), 1);
                 }
-                assertThrows(CommitConflictException.class, () -> table.commitRowChanges(read, stale.fragments().toArray(String[]::new), new String[0]));
+                long before = filesUnder(location);
+                String[] staleFiles = table.writeDataFiles(allocator, rows(2000, 2010));
+                assertThrows(CommitConflictException.class, () -> table.commitRowChanges(read, stale.fragments().toArray(String[]::new), staleFiles));
+                assertEquals(before, filesUnder(location), "a refused change leaves none of its files");
             }
             Table iceberg = new HadoopTables(new Configuration()).load(location);
             assertEquals(left, read(IcebergGenerics.read(iceberg).build()).keySet(), "format version " + version);
@@ -440,6 +443,12 @@ class IcebergInteropTest {
             assertTrue(indexes.stream().allMatch(r -> (long) r[4] > 0));
             InvalidArgumentException bad = assertThrows(InvalidArgumentException.class, () -> metadataRows(table, "nope"));
             assertTrue(bad.getMessage().contains("snapshots, history"), bad.getMessage());
+        }
+    }
+
+    private static long filesUnder(String location) throws java.io.IOException {
+        try (var walk = java.nio.file.Files.walk(java.nio.file.Path.of(location, "data"))) {
+            return walk.filter(java.nio.file.Files::isRegularFile).count();
         }
     }
 
