@@ -159,7 +159,11 @@ impl Table {
                     Arc::new(
                         files
                             .iter()
-                            .map(|f| f.referenced_data_file.clone().or_else(|| target(f).map(|t| String::from_utf8_lossy(t).into_owned())))
+                            .map(|f| {
+                                f.referenced_data_file
+                                    .clone()
+                                    .or_else(|| target(f).map(|t| String::from_utf8_lossy(t).into_owned()))
+                            })
                             .collect::<StringArray>(),
                     ),
                 ]

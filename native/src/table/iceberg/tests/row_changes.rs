@@ -256,5 +256,9 @@ fn updated_rows_keep_their_row_ids_and_take_the_new_sequence_number() {
             _ => assert_eq!((*row_id, *seq), before[id], "row {id} is untouched"),
         }
     }
-    assert_eq!(after.values().map(|v| v.0).collect::<std::collections::BTreeSet<_>>().len(), after.len(), "ids stay unique");
+    assert_eq!(
+        after.values().map(|v| v.0).collect::<std::collections::BTreeSet<_>>().len(),
+        after.len(),
+        "ids stay unique"
+    );
 }
