@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hyperstream.jni.IcebergJavaReader;
+import io.hyperstream.jni.RowChangeModel;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.apache.spark.sql.Row;
@@ -28,9 +28,6 @@ class SparkRowChangesTest {
 
     @TempDir
     static Path root;
-
-    /** A model row: the group, value and tag columns and the vector's first component (the vector is [v, 1, -v, 0.5]). */
-    private record Model(long grp, double val, String tag, float v) {}
 
     @BeforeAll
     static void startSpark() {
@@ -62,74 +59,14 @@ class SparkRowChangesTest {
             sql("CREATE TABLE " + t + " (id BIGINT NOT NULL, grp BIGINT, val DOUBLE, tag STRING, embedding ARRAY<FLOAT>) USING hyperstream "
                     + "TBLPROPERTIES ('format-version' = '" + version + "', 'vector.embedding.dimension' = '4', "
                     + "'vector.embedding.index' = '{\"metric\":\"l2\",\"m\":8}', 'hyperstream.index.columns' = 'grp')");
-            Random random = new Random(version);
-            TreeMap<Long, Model> model = new TreeMap<>();
-            long nextId = 0;
+            RowChangeModel model = new RowChangeModel(version);
             for (int step = 0; step < 14; step++) {
-                String statement;
-                switch (step < 2 ? 0 : random.nextInt(5)) {
-                    case 0 -> {
-                        TreeMap<Long, Model> rows = new TreeMap<>();
-                        for (int i = 0, n = 50 + random.nextInt(100); i < n; i++) {
-                            rows.put(nextId++, new Model(random.nextInt(8), random.nextInt(1000),
-                                    random.nextBoolean() ? "t" + random.nextInt(5) : null, random.nextInt(2000)));
-                        }
-                        statement = "INSERT INTO " + t + " VALUES " + rows.entrySet().stream().map(e -> "(" + e.getKey() + ", "
-                                + e.getValue().grp() + ", " + e.getValue().val() + ", " + (e.getValue().tag() == null ? "NULL"
-                                : "'" + e.getValue().tag() + "'") + ", " + vector(e.getValue().v()) + ")").collect(Collectors.joining(", "));
-                        model.putAll(rows);
-                    }
-                    case 1 -> {
-                        long grp = random.nextInt(8);
-                        float v = random.nextInt(2000);
-                        String tag = "u" + step;
-                        statement = "UPDATE " + t + " SET val = val + 1, tag = '" + tag + "', embedding = " + vector(v) + " WHERE grp = " + grp;
-                        model.replaceAll((id, r) -> r.grp() == grp ? new Model(r.grp(), r.val() + 1, tag, v) : r);
-                    }
-                    case 2 -> {
-                        // A condition the native filter cannot evaluate: the rows go through the row-level path.
-                        int digit = random.nextInt(10);
-                        statement = "DELETE FROM " + t + " WHERE id % 10 = " + digit;
-                        model.keySet().removeIf(id -> id % 10 == digit);
-                    }
-                    case 3 -> {
-                        long grp = random.nextInt(8);
-                        statement = "DELETE FROM " + t + " WHERE grp = " + grp + " AND val < 500";
-                        model.values().removeIf(r -> r.grp() == grp && r.val() < 500);
-                    }
-                    default -> {
-                        TreeMap<Long, Double> source = new TreeMap<>();
-                        for (int i = 0; i < 40; i++) {
-                            long id = random.nextInt(4) == 0 ? 100_000 + 100 * step + i : random.nextInt((int) nextId);
-                            source.put(id, (double) random.nextInt(1000) - 100);
-                        }
-                        String tag = "m" + step;
-                        statement = "MERGE INTO " + t + " t USING (SELECT * FROM VALUES " + source.entrySet().stream()
-                                .map(e -> "(" + e.getKey() + "L, " + e.getValue() + "D)").collect(Collectors.joining(", "))
-                                + " AS s(id, val)) s ON t.id = s.id"
-                                + " WHEN MATCHED AND s.val < 0 THEN DELETE"
-                                + " WHEN MATCHED THEN UPDATE SET val = s.val, tag = '" + tag + "'"
-                                + " WHEN NOT MATCHED AND s.val < 800 THEN INSERT (id, grp, val, tag, embedding) VALUES (s.id, 9, s.val, 'new', "
-                                + vector(3000) + ")";
-                        source.forEach((id, val) -> {
-                            Model r = model.get(id);
-                            if (r != null && val < 0) {
-                                model.remove(id);
-                            } else if (r != null) {
-                                model.put(id, new Model(r.grp(), val, tag, r.v()));
-                            } else if (val < 800) {
-                                model.put(id, new Model(9, val, "new", 3000));
-                            }
-                        });
-                    }
-                }
+                String statement = sql(t, model.next(step));
                 sql(statement);
                 check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
             }
             // Iceberg Java reads the same rows.
-            assertEquals(model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
-                    + e.getValue().tag()).sorted().toList(),
-                    io.hyperstream.jni.IcebergJavaReader.read(root.resolve("rc").resolve("t" + version), "id", "grp", "val", "tag"));
+            assertEquals(model.rowsAsText(), IcebergJavaReader.read(root.resolve("rc").resolve("t" + version), "id", "grp", "val", "tag"));
             // The metadata tables tell the table's state.
             long snapshots = sql("SELECT count(*) FROM " + t + ".snapshots").get(0).getLong(0);
             assertEquals(snapshots, sql("SELECT count(*) FROM " + t + ".history WHERE is_current_ancestor").get(0).getLong(0));
@@ -146,25 +83,50 @@ class SparkRowChangesTest {
         }
     }
 
-    private static void check(String t, TreeMap<Long, Model> model, String step) {
-        List<String> expected = model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
-                + e.getValue().tag() + "|" + e.getValue().v()).toList();
+    /** The change in Spark's SQL. */
+    private static String sql(String t, RowChangeModel.Change change) {
+        if (change instanceof RowChangeModel.Insert insert) {
+            return "INSERT INTO " + t + " VALUES " + insert.rows().entrySet().stream().map(e -> "(" + e.getKey() + ", "
+                    + e.getValue().grp() + ", " + e.getValue().val() + ", " + (e.getValue().tag() == null ? "NULL"
+                    : "'" + e.getValue().tag() + "'") + ", " + vector(e.getValue().v()) + ")").collect(Collectors.joining(", "));
+        }
+        if (change instanceof RowChangeModel.Update update) {
+            return "UPDATE " + t + " SET val = val + 1, tag = '" + update.tag() + "', embedding = " + vector(update.v())
+                    + " WHERE grp = " + update.grp();
+        }
+        if (change instanceof RowChangeModel.DeleteDigit delete) {
+            // A condition the native filter cannot evaluate: the rows go through the row-level path.
+            return "DELETE FROM " + t + " WHERE id % 10 = " + delete.digit();
+        }
+        if (change instanceof RowChangeModel.DeleteGroup delete) {
+            return "DELETE FROM " + t + " WHERE grp = " + delete.grp() + " AND val < 500";
+        }
+        RowChangeModel.Merge merge = (RowChangeModel.Merge) change;
+        return "MERGE INTO " + t + " t USING (SELECT * FROM VALUES " + merge.source().entrySet().stream()
+                .map(e -> "(" + e.getKey() + "L, " + e.getValue() + "D)").collect(Collectors.joining(", "))
+                + " AS s(id, val)) s ON t.id = s.id"
+                + " WHEN MATCHED AND s.val < 0 THEN DELETE"
+                + " WHEN MATCHED THEN UPDATE SET val = s.val, tag = '" + merge.tag() + "'"
+                + " WHEN NOT MATCHED AND s.val < 800 THEN INSERT (id, grp, val, tag, embedding) VALUES (s.id, 9, s.val, 'new', "
+                + vector(RowChangeModel.MERGED_V) + ")";
+    }
+
+    private static void check(String t, RowChangeModel model, String step) {
         List<String> actual = sql("SELECT id, grp, val, tag, embedding[0] FROM " + t + " ORDER BY id").stream()
                 .map(r -> r.get(0) + "|" + r.get(1) + "|" + r.get(2) + "|" + r.get(3) + "|" + r.get(4)).toList();
-        assertEquals(expected, actual, step);
-        List<Long> inGroup = model.entrySet().stream().filter(e -> e.getValue().grp() == 3).map(Map.Entry::getKey).toList();
-        assertEquals(inGroup, sql("SELECT id FROM " + t + " WHERE grp = 3 ORDER BY id").stream().map(r -> r.getLong(0)).toList(), step);
+        assertEquals(model.rows(), actual, step);
+        assertEquals(model.inGroup(3), sql("SELECT id FROM " + t + " WHERE grp = 3 ORDER BY id").stream().map(r -> r.getLong(0)).toList(), step);
         float q = 1000;
-        List<Double> nearest = model.values().stream().map(r -> (double) Math.abs(r.v() - q)).sorted().limit(5).toList();
         String topK = "SELECT id, embedding[0] FROM " + t + " ORDER BY hyperstream.l2_distance(embedding, " + vector(q) + ") LIMIT 5";
         for (String ef : new String[] {"-1", "400"}) {
             sql("SET spark.hyperstream.vector.search.ef = " + ef);
             List<Row> found = sql(topK);
             for (Row row : found) {
-                Model live = model.get(row.getLong(0));
+                RowChangeModel.Row live = model.get(row.getLong(0));
                 assertTrue(live != null && live.v() == row.getFloat(1), step + ": ef " + ef + " found " + row);
             }
-            assertEquals(nearest, found.stream().map(r -> (double) Math.abs(r.getFloat(1) - q)).toList(), step + ": ef " + ef);
+            assertEquals(model.nearestDistances(q, 5), found.stream().map(r -> RowChangeModel.distance(r.getFloat(1), q)).toList(),
+                    step + ": ef " + ef);
         }
         sql("RESET spark.hyperstream.vector.search.ef");
     }

@@ -5,16 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hyperstream.jni.IcebergJavaReader;
+import io.hyperstream.jni.RowChangeModel;
 import io.trino.Session;
 import io.trino.testing.DistributedQueryRunner;
 import io.trino.testing.MaterializedRow;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
@@ -31,9 +30,6 @@ import org.junit.jupiter.api.TestInstance;
 class TestRowChanges {
     private DistributedQueryRunner runner;
     private Path root;
-
-    /** A model row: the group, value and tag columns and the vector's first component (the vector is [v, 1, -v, 0.5]). */
-    private record Row(long grp, double val, String tag, float v) {}
 
     @BeforeAll
     void start() throws Exception {
@@ -55,7 +51,7 @@ class TestRowChanges {
         return "ARRAY[REAL '" + v + "', REAL '1', REAL '" + (-v) + "', REAL '0.5']";
     }
 
-    private static String values(Map<Long, Row> rows) {
+    private static String values(Map<Long, RowChangeModel.Row> rows) {
         return rows.entrySet().stream().map(e -> "(" + e.getKey() + ", " + e.getValue().grp() + ", " + e.getValue().val()
                 + ", " + (e.getValue().tag() == null ? "NULL" : "'" + e.getValue().tag() + "'") + ", " + vector(e.getValue().v()) + ")")
                 .collect(Collectors.joining(", "));
@@ -68,73 +64,14 @@ class TestRowChanges {
             runner.execute("CREATE TABLE " + t + " (id bigint NOT NULL, grp bigint, val double, tag varchar, "
                     + "embedding array(real) WITH (dimension = 4)) WITH (format_version = " + version + ", indexed_columns = 'grp')");
             runner.execute("CALL lake.system.create_vector_index('db', '" + t + "', 'embedding', '{\"metric\":\"l2\",\"m\":8}')");
-            Random random = new Random(version);
-            TreeMap<Long, Row> model = new TreeMap<>();
-            long nextId = 0;
+            RowChangeModel model = new RowChangeModel(version);
             for (int step = 0; step < 16; step++) {
-                String statement;
-                switch (step < 2 ? 0 : random.nextInt(5)) {
-                    case 0 -> {
-                        TreeMap<Long, Row> rows = new TreeMap<>();
-                        for (int i = 0, n = 50 + random.nextInt(100); i < n; i++) {
-                            rows.put(nextId++, new Row(random.nextInt(8), random.nextInt(1000), random.nextBoolean() ? "t" + random.nextInt(5) : null,
-                                    random.nextInt(2000)));
-                        }
-                        statement = "INSERT INTO " + t + " VALUES " + values(rows);
-                        model.putAll(rows);
-                    }
-                    case 1 -> {
-                        long grp = random.nextInt(8);
-                        float v = random.nextInt(2000);
-                        String tag = "u" + step;
-                        statement = "UPDATE " + t + " SET val = val + 1, tag = '" + tag + "', embedding = " + vector(v) + " WHERE grp = " + grp;
-                        model.replaceAll((id, r) -> r.grp() == grp ? new Row(r.grp(), r.val() + 1, tag, v) : r);
-                    }
-                    case 2 -> {
-                        // A condition the scan cannot answer alone: the rows go through the merge path.
-                        int digit = random.nextInt(10);
-                        statement = "DELETE FROM " + t + " WHERE CAST(id AS varchar) LIKE '%" + digit + "'";
-                        model.keySet().removeIf(id -> id % 10 == digit);
-                    }
-                    case 3 -> {
-                        long grp = random.nextInt(8);
-                        statement = "DELETE FROM " + t + " WHERE grp = " + grp + " AND val < 500";
-                        model.values().removeIf(r -> r.grp() == grp && r.val() < 500);
-                    }
-                    default -> {
-                        // Source rows: some match (updated or deleted by their value), some are new.
-                        TreeMap<Long, Double> source = new TreeMap<>();
-                        for (int i = 0; i < 40; i++) {
-                            long id = random.nextInt(4) == 0 ? 100_000 + 100 * step + i : random.nextInt((int) nextId);
-                            source.put(id, (double) random.nextInt(1000) - 100);
-                        }
-                        String tag = "m" + step;
-                        statement = "MERGE INTO " + t + " USING (VALUES " + source.entrySet().stream()
-                                .map(e -> "(BIGINT '" + e.getKey() + "', DOUBLE '" + e.getValue() + "')").collect(Collectors.joining(", "))
-                                + ") s(id, val) ON " + t + ".id = s.id"
-                                + " WHEN MATCHED AND s.val < 0 THEN DELETE"
-                                + " WHEN MATCHED THEN UPDATE SET val = s.val, tag = '" + tag + "'"
-                                + " WHEN NOT MATCHED AND s.val < 800 THEN INSERT (id, grp, val, tag, embedding) VALUES (s.id, 9, s.val, 'new', "
-                                + vector(3000) + ")";
-                        source.forEach((id, val) -> {
-                            Row r = model.get(id);
-                            if (r != null && val < 0) {
-                                model.remove(id);
-                            } else if (r != null) {
-                                model.put(id, new Row(r.grp(), val, tag, r.v()));
-                            } else if (val < 800) {
-                                model.put(id, new Row(9, val, "new", 3000));
-                            }
-                        });
-                    }
-                }
+                String statement = sql(t, model.next(step));
                 runner.execute(statement);
                 check(t, model, "v" + version + " step " + step + ": " + statement.substring(0, Math.min(120, statement.length())));
             }
             // Iceberg Java reads the same rows.
-            assertEquals(model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
-                    + e.getValue().tag()).sorted().toList(),
-                    io.hyperstream.jni.IcebergJavaReader.read(root.resolve("db").resolve(t), "id", "grp", "val", "tag"));
+            assertEquals(model.rowsAsText(), IcebergJavaReader.read(root.resolve("db").resolve(t), "id", "grp", "val", "tag"));
             // Every change is a snapshot of its own; the metadata tables tell the table's state.
             long snapshots = (long) runner.execute("SELECT count(*) FROM \"" + t + "$snapshots\"").getOnlyValue();
             assertTrue(snapshots >= 16, "snapshots: " + snapshots);
@@ -153,30 +90,50 @@ class TestRowChanges {
         }
     }
 
-    private void check(String t, TreeMap<Long, Row> model, String step) {
-        List<String> expected = model.entrySet().stream().map(e -> e.getKey() + "|" + e.getValue().grp() + "|" + e.getValue().val() + "|"
-                + e.getValue().tag() + "|" + e.getValue().v()).toList();
+    /** The change in Trino's SQL. */
+    private static String sql(String t, RowChangeModel.Change change) {
+        if (change instanceof RowChangeModel.Insert insert) {
+            return "INSERT INTO " + t + " VALUES " + values(insert.rows());
+        }
+        if (change instanceof RowChangeModel.Update update) {
+            return "UPDATE " + t + " SET val = val + 1, tag = '" + update.tag() + "', embedding = " + vector(update.v())
+                    + " WHERE grp = " + update.grp();
+        }
+        if (change instanceof RowChangeModel.DeleteDigit delete) {
+            // A condition the scan cannot answer alone: the rows go through the merge path.
+            return "DELETE FROM " + t + " WHERE CAST(id AS varchar) LIKE '%" + delete.digit() + "'";
+        }
+        if (change instanceof RowChangeModel.DeleteGroup delete) {
+            return "DELETE FROM " + t + " WHERE grp = " + delete.grp() + " AND val < 500";
+        }
+        RowChangeModel.Merge merge = (RowChangeModel.Merge) change;
+        return "MERGE INTO " + t + " USING (VALUES " + merge.source().entrySet().stream()
+                .map(e -> "(BIGINT '" + e.getKey() + "', DOUBLE '" + e.getValue() + "')").collect(Collectors.joining(", "))
+                + ") s(id, val) ON " + t + ".id = s.id"
+                + " WHEN MATCHED AND s.val < 0 THEN DELETE"
+                + " WHEN MATCHED THEN UPDATE SET val = s.val, tag = '" + merge.tag() + "'"
+                + " WHEN NOT MATCHED AND s.val < 800 THEN INSERT (id, grp, val, tag, embedding) VALUES (s.id, 9, s.val, 'new', "
+                + vector(RowChangeModel.MERGED_V) + ")";
+    }
+
+    private void check(String t, RowChangeModel model, String step) {
         List<String> actual = runner.execute("SELECT id, grp, val, tag, embedding[1] FROM " + t + " ORDER BY id").getMaterializedRows()
                 .stream().map(r -> r.getField(0) + "|" + r.getField(1) + "|" + r.getField(2) + "|" + r.getField(3) + "|" + r.getField(4)).toList();
-        assertEquals(expected, actual, step);
+        assertEquals(model.rows(), actual, step);
         // Filtered through the scalar index of grp.
-        List<Long> inGroup = model.entrySet().stream().filter(e -> e.getValue().grp() == 3).map(Map.Entry::getKey).toList();
-        assertEquals(inGroup, runner.execute("SELECT id FROM " + t + " WHERE grp = 3 ORDER BY id").getOnlyColumn().toList(), step);
+        assertEquals(model.inGroup(3), runner.execute("SELECT id FROM " + t + " WHERE grp = 3 ORDER BY id").getOnlyColumn().toList(), step);
         // Vector top-k, exact and through the graphs: never a deleted row or an old vector.
         float q = 1000;
-        List<Long> nearest = model.entrySet().stream()
-                .sorted(Comparator.comparingDouble((Map.Entry<Long, Row> e) -> Math.abs(e.getValue().v() - q)).thenComparing(Map.Entry::getKey))
-                .limit(5).map(Map.Entry::getKey).toList();
         String topK = "SELECT id, embedding[1] FROM " + t + " ORDER BY euclidean_distance(embedding, " + vector(q) + "), id LIMIT 5";
         for (long ef : new long[] {-1, 400}) {
             Session session = Session.builder(runner.getDefaultSession()).setCatalogSessionProperty("lake", "vector_search_ef", String.valueOf(ef)).build();
             List<MaterializedRow> found = runner.execute(session, topK).getMaterializedRows();
             for (MaterializedRow row : found) {
-                Row live = model.get((Long) row.getField(0));
+                RowChangeModel.Row live = model.get((Long) row.getField(0));
                 assertTrue(live != null && live.v() == (Float) row.getField(1), step + ": ef " + ef + " found " + row);
             }
-            List<Double> distances = found.stream().map(r -> Math.abs(((Float) r.getField(1)) - q)).map(Double::valueOf).toList();
-            assertEquals(nearest.stream().map(id -> (double) Math.abs(model.get(id).v() - q)).toList(), distances, step + ": ef " + ef);
+            assertEquals(model.nearestDistances(q, 5), found.stream().map(r -> RowChangeModel.distance((Float) r.getField(1), q)).toList(),
+                    step + ": ef " + ef);
         }
     }
 
