@@ -74,12 +74,7 @@ final class HyperStreamDataWriter implements DataWriter<InternalRow> {
         this.allocator = Allocators.child("spark-write");
         this.table = NativeTable.load(options.path(), options.storage());
         Schema columns = table.schema(allocator);
-        if (lineage) {
-            List<org.apache.arrow.vector.types.pojo.Field> fields = new java.util.ArrayList<>(columns.getFields());
-            fields.add(org.apache.arrow.vector.types.pojo.Field.nullable(NativeTable.ROW_ID, new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)));
-            columns = new Schema(fields);
-        }
-        this.schema = columns;
+        this.schema = lineage ? NativeTable.withRowId(columns) : columns;
         this.writer = lineage ? table.openLineageWriter() : table.openWriter();
         this.root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();

@@ -89,7 +89,7 @@ final class RowChanges implements SupportsDelta {
 
     @Override
     public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        Write write = new Write(options.path(), options, info.schema(), snapshot, lineage);
+        Write write = new Write(options, info.schema(), snapshot, lineage);
         return new DeltaWriteBuilder() {
             @Override
             public DeltaWrite build() {
@@ -102,7 +102,7 @@ final class RowChanges implements SupportsDelta {
     record Changed(String[] dataFiles, String[] deletes) implements WriterCommitMessage {}
 
     /** The write of a row-level operation: tasks of {@link Writer}, one commit. */
-    private record Write(String path, PathOptions options, StructType schema, long snapshot, boolean lineage)
+    private record Write(PathOptions options, StructType schema, long snapshot, boolean lineage)
             implements DeltaWrite, DeltaBatchWrite {
         @Override
         public DeltaBatchWrite toBatch() {
@@ -142,7 +142,7 @@ final class RowChanges implements SupportsDelta {
 
         @Override
         public String description() {
-            return "HyperStreamRowChanges " + path + " at snapshot " + snapshot;
+            return "HyperStreamRowChanges " + options.path() + " at snapshot " + snapshot;
         }
     }
 

@@ -49,13 +49,7 @@ final class TablePageSink implements ConnectorPageSink {
             opened = nativeCall(() -> insert.target().open());
             NativeTable loaded = opened;
             Schema columns = nativeCall(() -> loaded.schema(allocator));
-            if (lineage) {
-                List<org.apache.arrow.vector.types.pojo.Field> fields = new java.util.ArrayList<>(columns.getFields());
-                fields.add(org.apache.arrow.vector.types.pojo.Field.nullable(NativeTable.ROW_ID,
-                        new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)));
-                columns = new Schema(fields);
-            }
-            this.schema = columns;
+            this.schema = lineage ? NativeTable.withRowId(columns) : columns;
             this.writer = nativeCall(() -> lineage ? loaded.openLineageWriter() : loaded.openWriter());
             this.table = opened;
         } catch (RuntimeException e) {

@@ -138,6 +138,13 @@ public final class NativeTable extends NativeHandle {
     /** The column a {@link #openLineageWriter} batch carries an updated row's id in. */
     public static final String ROW_ID = "_row_id";
 
+    /** The schema of {@link #openLineageWriter}'s batches: the table's {@code columns} and {@link #ROW_ID} (nullable bigint) last. */
+    public static Schema withRowId(Schema columns) {
+        List<Field> fields = new java.util.ArrayList<>(columns.getFields());
+        fields.add(Field.nullable(ROW_ID, new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)));
+        return new Schema(fields);
+    }
+
     /** Commits data files written by {@link #writeDataFiles} as one append; returns the snapshot id. */
     public long commitAppend(String[] dataFiles) {
         return call(h -> commitAppendNative(h, dataFiles, false));
