@@ -42,9 +42,20 @@ fn schema() -> SchemaRef {
 /// and its manifest description apart from its path and size: the bounds of `file_path` are both
 /// `data_file`, which tells Iceberg readers (and ours) the one data file it applies to.
 pub fn write(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, DataFile)> {
-    let rows = positions.len() as usize;
-    let paths = StringArray::from_iter_values(std::iter::repeat_n(data_file, rows));
-    let pos = Int64Array::from_iter_values(positions.iter().map(|p| p as i64));
+    write_positions(&[(data_file, positions)])
+}
+
+/// A position delete file deleting rows of several data files (`(data file, positions)`, as
+/// Iceberg's writers make with `write.delete.granularity=partition`): rows sorted by file path,
+/// then position, as the spec requires. Its `file_path` bounds span the paths, so it names one
+/// data file only when given one.
+pub fn write_positions(files: &[(&str, &RoaringTreemap)]) -> Result<(Bytes, DataFile)> {
+    let mut files = files.to_vec();
+    files.sort_by(|a, b| a.0.cmp(b.0));
+    let rows: usize = files.iter().map(|(_, p)| p.len() as usize).sum();
+    let paths =
+        StringArray::from_iter_values(files.iter().flat_map(|(f, p)| std::iter::repeat_n(*f, p.len() as usize)));
+    let pos = Int64Array::from_iter_values(files.iter().flat_map(|(_, p)| p.iter().map(|p| p as i64)));
     let batch = RecordBatch::try_new(schema(), vec![Arc::new(paths), Arc::new(pos)])?;
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::Internal(e.to_string()))?))
@@ -53,7 +64,9 @@ pub fn write(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, Data
         .map_err(|e| Error::Internal(format!("parquet writer: {e}")))?;
     writer.write(&batch).map_err(|e| Error::Internal(format!("parquet write: {e}")))?;
     let bytes = writer.into_inner().map_err(|e| Error::Internal(format!("parquet close: {e}")))?;
-    let (first, last) = (positions.min().unwrap_or(0) as i64, positions.max().unwrap_or(0) as i64);
+    let all = || files.iter().flat_map(|(_, p)| p.iter());
+    let (first, last) = (all().min().unwrap_or(0) as i64, all().max().unwrap_or(0) as i64);
+    let (lowest, highest) = (files.first().map_or("", |f| f.0), files.last().map_or("", |f| f.0));
     let description = DataFile {
         content: CONTENT_POSITION_DELETES,
         file_format: "PARQUET".to_owned(),
@@ -62,11 +75,11 @@ pub fn write(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, Data
         value_counts: BTreeMap::from([(DELETE_FILE_PATH_ID, rows as i64), (DELETE_POS_ID, rows as i64)]),
         null_value_counts: BTreeMap::from([(DELETE_FILE_PATH_ID, 0), (DELETE_POS_ID, 0)]),
         lower_bounds: BTreeMap::from([
-            (DELETE_FILE_PATH_ID, data_file.as_bytes().to_vec()),
+            (DELETE_FILE_PATH_ID, lowest.as_bytes().to_vec()),
             (DELETE_POS_ID, first.to_le_bytes().to_vec()),
         ]),
         upper_bounds: BTreeMap::from([
-            (DELETE_FILE_PATH_ID, data_file.as_bytes().to_vec()),
+            (DELETE_FILE_PATH_ID, highest.as_bytes().to_vec()),
             (DELETE_POS_ID, last.to_le_bytes().to_vec()),
         ]),
         ..DataFile::default()
@@ -136,45 +149,57 @@ pub fn is_deletion_vector(delete: &DataFile) -> bool {
 /// `deletion-vector-v1` blob (big-endian length, magic, the portable 64-bit roaring bitmap,
 /// big-endian CRC-32 of magic and bitmap), and its manifest description apart from its path.
 pub fn write_deletion_vector(data_file: &str, positions: &RoaringTreemap) -> Result<(Bytes, DataFile)> {
-    let mut vector = DV_MAGIC.to_vec();
-    positions.serialize_into(&mut vector).map_err(|e| Error::Internal(format!("deletion vector: {e}")))?;
-    let length = u32::try_from(vector.len())
-        .map_err(|_| Error::invalid(format!("the deletion vector of {data_file} is too large")))?;
-    let mut blob = length.to_be_bytes().to_vec();
-    blob.extend_from_slice(&vector);
-    blob.extend_from_slice(&crc32fast::hash(&vector).to_be_bytes());
-    let offset = PUFFIN_MAGIC.len();
-    let footer = serde_json::json!({
-        "blobs": [{
+    let (bytes, mut descriptions) = write_deletion_vectors(&[(data_file, positions)])?;
+    Ok((bytes, descriptions.remove(0)))
+}
+
+/// One Puffin file holding a deletion vector for each of several data files (`(data file,
+/// positions)`, as Iceberg's writers make when a change deletes from several files), and the
+/// manifest description of each vector apart from the file's path: one delete entry per blob,
+/// all of the same file, told apart by their offsets.
+pub fn write_deletion_vectors(files: &[(&str, &RoaringTreemap)]) -> Result<(Bytes, Vec<DataFile>)> {
+    let mut file = PUFFIN_MAGIC.to_vec();
+    let mut blobs = Vec::new();
+    let mut descriptions = Vec::new();
+    for (data_file, positions) in files {
+        let mut vector = DV_MAGIC.to_vec();
+        positions.serialize_into(&mut vector).map_err(|e| Error::Internal(format!("deletion vector: {e}")))?;
+        let length = u32::try_from(vector.len())
+            .map_err(|_| Error::invalid(format!("the deletion vector of {data_file} is too large")))?;
+        let offset = file.len();
+        file.extend_from_slice(&length.to_be_bytes());
+        file.extend_from_slice(&vector);
+        file.extend_from_slice(&crc32fast::hash(&vector).to_be_bytes());
+        let size = file.len() - offset;
+        blobs.push(serde_json::json!({
             "type": DV_BLOB,
             "fields": [ROW_POSITION_ID],
             "snapshot-id": -1,
             "sequence-number": -1,
             "offset": offset,
-            "length": blob.len(),
+            "length": size,
             "properties": {"referenced-data-file": data_file, "cardinality": positions.len().to_string()},
-        }],
-        "properties": {"created-by": "HyperStream"},
-    })
-    .to_string();
-    let mut file = PUFFIN_MAGIC.to_vec();
-    file.extend_from_slice(&blob);
+        }));
+        descriptions.push(DataFile {
+            content: CONTENT_POSITION_DELETES,
+            file_format: "PUFFIN".to_owned(),
+            record_count: positions.len() as i64,
+            referenced_data_file: Some((*data_file).to_owned()),
+            content_offset: Some(offset as i64),
+            content_size_in_bytes: Some(size as i64),
+            ..DataFile::default()
+        });
+    }
+    let footer = serde_json::json!({"blobs": blobs, "properties": {"created-by": "HyperStream"}}).to_string();
     file.extend_from_slice(PUFFIN_MAGIC);
     file.extend_from_slice(footer.as_bytes());
     file.extend_from_slice(&(footer.len() as u32).to_le_bytes());
     file.extend_from_slice(&[0; 4]); // flags: the footer is not compressed
     file.extend_from_slice(PUFFIN_MAGIC);
-    let description = DataFile {
-        content: CONTENT_POSITION_DELETES,
-        file_format: "PUFFIN".to_owned(),
-        record_count: positions.len() as i64,
-        file_size_in_bytes: file.len() as i64,
-        referenced_data_file: Some(data_file.to_owned()),
-        content_offset: Some(offset as i64),
-        content_size_in_bytes: Some(blob.len() as i64),
-        ..DataFile::default()
-    };
-    Ok((Bytes::from(file), description))
+    for description in &mut descriptions {
+        description.file_size_in_bytes = file.len() as i64;
+    }
+    Ok((Bytes::from(file), descriptions))
 }
 
 /// The positions a deletion vector deletes, from the bytes of the Puffin file that holds it

@@ -144,8 +144,7 @@ impl Table {
         let live = self.data_files(self.metadata.current_snapshot())?;
         let unchanged = read.iter().all(|r| {
             live.iter().any(|l| {
-                l.file_path == r.file_path
-                    && l.deletes.iter().map(|d| &d.file_path).eq(r.deletes.iter().map(|d| &d.file_path))
+                l.file_path == r.file_path && l.deletes.iter().map(delete_key).eq(r.deletes.iter().map(delete_key))
             })
         });
         match unchanged {
@@ -448,6 +447,7 @@ impl Table {
             schema_id: Some(next.current_schema_id),
             first_row_id,
             added_rows: first_row_id.zip(next_row_id).map(|(first, next)| next - first),
+            other: BTreeMap::new(),
         });
         if next_row_id.is_some() {
             next.next_row_id = next_row_id;
@@ -468,8 +468,13 @@ impl Table {
         parent: Option<&Snapshot>,
         delta: &RowDelta,
     ) -> Result<bool> {
-        let gone: std::collections::HashSet<&str> =
-            delta.removed.iter().chain(delta.replaced).map(|f| f.file_path.as_str()).collect();
+        let removed: std::collections::HashSet<&str> = delta.removed.iter().map(|f| f.file_path.as_str()).collect();
+        let replaced: std::collections::HashSet<_> = delta.replaced.iter().map(delete_key).collect();
+        // Data files by path; delete entries by entry, as several may share one file.
+        let gone = |file: &DataFile| match file.content {
+            0 => removed.contains(file.file_path.as_str()),
+            _ => replaced.contains(&delete_key(file)),
+        };
         let mut manifests = Vec::new();
         let mut written = Vec::new();
         for manifest in match parent {
@@ -478,14 +483,14 @@ impl Table {
         } {
             let list = parent.map(|p| p.manifest_list.as_str()).unwrap_or_default();
             let entries = self.entries_of(&manifest).map_err(|e| e.within(list))?;
-            if !entries.iter().any(|e| e.status != STATUS_DELETED && gone.contains(e.data_file.file_path.as_str())) {
+            if !entries.iter().any(|e| e.status != STATUS_DELETED && gone(&e.data_file)) {
                 manifests.push(manifest);
                 continue;
             }
             let kept: Vec<ManifestEntry> = entries
                 .into_iter()
                 .filter(|e| e.status != STATUS_DELETED)
-                .map(|e| match gone.contains(e.data_file.file_path.as_str()) {
+                .map(|e| match gone(&e.data_file) {
                     true => ManifestEntry { status: STATUS_DELETED, snapshot_id: Some(change.snapshot_id), ..e },
                     false => ManifestEntry { status: STATUS_EXISTING, ..e },
                 })

@@ -33,13 +33,26 @@ pub fn row_deletes(fragments: &[String]) -> Result<BTreeMap<String, RoaringTreem
     Ok(deletes)
 }
 
+/// What deleting more rows of one data file changes among the table's files, by Iceberg's RowDelta
+/// rules: the data file leaves when no row of it is left; else one new delete entry holds its
+/// deleted rows in place of the entries that served it alone (`replaced`). An entry that may serve
+/// other data files too (a position delete file of a partition; a deletion vector's Puffin file
+/// holds others' vectors apart, so each vector is its own entry) stays untouched.
+pub(super) struct FileDeletes {
+    /// The data file, when no row of it is left.
+    pub(super) removed: Option<DataFile>,
+    /// The delete entries that served it alone.
+    pub(super) replaced: Vec<DataFile>,
+    /// The new delete entry (written), when rows of it are left.
+    pub(super) added: Option<DataFile>,
+}
+
 impl Table {
     /// Deletes the rows `filter` passes (every row when None) from the current snapshot and commits
     /// that as a "delete" snapshot; returns it and how many rows it deleted (None and 0 when no row
     /// passed, and nothing is committed). Data files are never rewritten: a data file none of whose
-    /// rows are left leaves the table, and the deleted rows of the others are listed in position
-    /// delete files, one per data file (holding all of that file's deleted rows, so it replaces the
-    /// one the file had). Older snapshots keep every row for time travel.
+    /// rows are left leaves the table, and the deleted rows of the others are written as delete
+    /// files ([`Table::delete_rows`]). Older snapshots keep every row for time travel.
     pub fn delete_where(&mut self, filter: Option<&Predicate>) -> Result<(Option<i64>, u64)> {
         self.writable()?;
         if let Some(filter) = filter {
@@ -49,9 +62,7 @@ impl Table {
         self.commit_with_retries("a delete", |table| {
             let change = Change::new(&table.metadata);
             let parent = table.metadata.current_snapshot().cloned();
-            let mut removed: Vec<DataFile> = Vec::new();
-            let mut replaced: Vec<DataFile> = Vec::new();
-            let mut added: Vec<DataFile> = Vec::new();
+            let mut changes = Vec::new();
             let mut deleted_rows = 0u64;
             for file in table.prune(table.data_files(parent.as_ref())?, filter)? {
                 let before = deleted_positions(&table.storage, &file)?;
@@ -60,41 +71,62 @@ impl Table {
                     continue;
                 }
                 deleted_rows += passing.len();
-                replaced.extend(file.deletes.iter().cloned());
-                match table.put_deletes(&file, before | passing)? {
-                    Some(deletes) => added.push(deletes),
-                    None => removed.push(file),
-                }
+                changes.push(table.delete_rows(&file, &passing)?);
             }
             if deleted_rows == 0 {
                 return Ok(Some((None, 0)));
             }
-            let replaced = unique_by_path(replaced);
-            let delta = RowDelta {
-                operation: Operation::Delete,
-                removed: &removed,
-                replaced: &replaced,
-                added_deletes: &added,
-                added: &[],
-            };
-            if table.commit_row_delta(&change, parent.as_ref(), &delta)? {
-                return Ok(Some((Some(change.snapshot_id), deleted_rows)));
-            }
-            for file in &added {
-                table.storage.delete(table.storage.relative(&file.file_path)?)?;
-            }
-            Ok(None)
+            Ok(table
+                .commit_deletes(&change, parent.as_ref(), Operation::Delete, changes, &[])?
+                .then_some((Some(change.snapshot_id), deleted_rows)))
         })
     }
 
-    /// Writes the delete file that deletes rows `deleted` (all it will have) of data file `file`,
-    /// and returns its description; None, writing nothing, when no row of the file is left (the
-    /// file itself leaves the table). Format version 3 deletes with a deletion vector, 2 with a
-    /// position delete file.
-    pub(super) fn put_deletes(&self, file: &DataFile, deleted: RoaringTreemap) -> Result<Option<DataFile>> {
-        if deleted.len() >= u64::try_from(file.record_count).unwrap_or(0) {
-            return Ok(None);
+    /// Commits `changes` (and data files `added`) as `change`'s snapshot on top of `parent`;
+    /// false, with the delete files written for it removed, when another writer committed first.
+    fn commit_deletes(
+        &mut self,
+        change: &Change,
+        parent: Option<&Snapshot>,
+        operation: Operation,
+        changes: Vec<FileDeletes>,
+        added: &[DataFile],
+    ) -> Result<bool> {
+        let (mut removed, mut replaced, mut added_deletes) = (Vec::new(), Vec::new(), Vec::new());
+        for file in changes {
+            removed.extend(file.removed);
+            replaced.extend(file.replaced);
+            added_deletes.extend(file.added);
         }
+        let delta =
+            RowDelta { operation, removed: &removed, replaced: &replaced, added_deletes: &added_deletes, added };
+        if self.commit_row_delta(change, parent, &delta)? {
+            return Ok(true);
+        }
+        for file in &added_deletes {
+            self.storage.delete(self.storage.relative(&file.file_path)?)?;
+        }
+        Ok(false)
+    }
+
+    /// Deletes rows `more` of data file `file` (live as the current snapshot has it, with its
+    /// delete entries): writes the delete file that takes the place of those serving it alone and
+    /// says what the commit changes ([`FileDeletes`]). Format version 3 deletes with a deletion
+    /// vector holding every deleted row of the file (Iceberg readers take a file's vector alone,
+    /// so older position deletes of it are folded in); 2 with a position delete file holding the
+    /// rows of the entries it replaces and the new ones.
+    pub(super) fn delete_rows(&self, file: &DataFile, more: &RoaringTreemap) -> Result<FileDeletes> {
+        let (own, shared): (Vec<&DataFile>, Vec<&DataFile>) = file.deletes.iter().partition(|d| serves_only(d, file));
+        let replaced: Vec<DataFile> = own.iter().map(|d| (*d).clone()).collect();
+        let own = positions_deleted_by(&self.storage, file, own.into_iter())?;
+        let shared = positions_deleted_by(&self.storage, file, shared.into_iter())?;
+        if (&own | &shared | more).len() >= u64::try_from(file.record_count).unwrap_or(0) {
+            return Ok(FileDeletes { removed: Some(file.clone()), replaced, added: None });
+        }
+        let deleted = match self.metadata.format_version >= 3 {
+            true => own | shared | more,
+            false => own | more,
+        };
         let (bytes, mut description) = match self.metadata.format_version >= 3 {
             true => crate::spec::deletes::write_deletion_vector(&file.file_path, &deleted)?,
             false => crate::spec::deletes::write(&file.file_path, &deleted)?,
@@ -106,7 +138,7 @@ impl Table {
         // Iceberg readers match delete files to data files within a partition.
         description.spec_id = file.spec_id;
         description.partition = file.partition.clone();
-        Ok(Some(description))
+        Ok(FileDeletes { removed: None, replaced, added: Some(description) })
     }
 
     /// Commits a row-level change (UPDATE, MERGE, a DELETE by row) as one snapshot: the rows at
@@ -157,29 +189,13 @@ impl Table {
             table.check_unchanged(&touched)?;
             let change = Change::new(&table.metadata);
             let parent = table.metadata.current_snapshot().cloned();
-            let (mut removed, mut added_deletes) = (Vec::new(), Vec::new());
-            for file in &touched {
-                let before = deleted_positions(&table.storage, file)?;
-                match table.put_deletes(file, before | &deletes[&file.file_path])? {
-                    Some(deletes) => added_deletes.push(deletes),
-                    None => removed.push(file.clone()),
-                }
-            }
-            let replaced = delete_files_of(&touched);
-            let delta = RowDelta {
-                operation,
-                removed: &removed,
-                replaced: &replaced,
-                added_deletes: &added_deletes,
-                added: &added,
-            };
-            if table.commit_row_delta(&change, parent.as_ref(), &delta)? {
-                return Ok(Some(change.snapshot_id));
-            }
-            for file in &added_deletes {
-                table.storage.delete(table.storage.relative(&file.file_path)?)?;
-            }
-            Ok(None)
+            let changes = touched
+                .iter()
+                .map(|file| table.delete_rows(file, &deletes[&file.file_path]))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(table
+                .commit_deletes(&change, parent.as_ref(), operation, changes, &added)?
+                .then_some(change.snapshot_id))
         });
         committed.map(Some)
     }

@@ -42,6 +42,8 @@ pub fn metadata_table_schema(name: &str) -> Result<SchemaRef> {
             ("record_count", DataType::Int64, false),
             ("file_size_in_bytes", DataType::Int64, false),
             ("referenced_data_file", DataType::Utf8, true),
+            ("content_offset", DataType::Int64, true),
+            ("content_size_in_bytes", DataType::Int64, true),
         ],
         "manifests" => vec![
             ("content", DataType::Int32, false),
@@ -166,6 +168,8 @@ impl Table {
                             })
                             .collect::<StringArray>(),
                     ),
+                    Arc::new(files.iter().map(|f| f.content_offset).collect::<Int64Array>()),
+                    Arc::new(files.iter().map(|f| f.content_size_in_bytes).collect::<Int64Array>()),
                 ]
             }
             "manifests" => {

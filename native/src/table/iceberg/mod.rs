@@ -98,16 +98,25 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-/// The delete files that apply to `files`, each once (one may apply to several data files).
+/// The delete files that apply to `files`, each entry once (one may apply to several data files).
 pub(super) fn delete_files_of(files: &[DataFile]) -> Vec<DataFile> {
-    unique_by_path(files.iter().flat_map(|f| f.deletes.iter().cloned()).collect())
+    let mut deletes: Vec<DataFile> = files.iter().flat_map(|f| f.deletes.iter().cloned()).collect();
+    deletes.sort_by(|a, b| delete_key(a).cmp(&delete_key(b)));
+    deletes.dedup_by(|a, b| delete_key(a) == delete_key(b));
+    deletes
 }
 
-/// `files` sorted by path, each path once.
-pub(super) fn unique_by_path(mut files: Vec<DataFile>) -> Vec<DataFile> {
-    files.sort_by(|a, b| a.file_path.cmp(&b.file_path));
-    files.dedup_by(|a, b| a.file_path == b.file_path);
-    files
+/// What tells one delete entry from another: several entries can share a file (the deletion
+/// vectors of one Puffin file, each at its own offset), so the path alone does not.
+pub(super) fn delete_key(delete: &DataFile) -> (&str, Option<i64>, Option<&str>) {
+    (&delete.file_path, delete.content_offset, delete.referenced_data_file.as_deref())
+}
+
+/// Whether delete entry `delete` serves data file `file` alone (a deletion vector, or a position
+/// delete file naming only it); one that does not may hold rows of other data files too, and stays
+/// while any of them is live.
+pub(super) fn serves_only(delete: &DataFile, file: &DataFile) -> bool {
+    target(delete) == Some(file.file_path.as_bytes())
 }
 
 /// The metadata column of the path of the data file a row is in (Iceberg's `_file`).
@@ -132,8 +141,17 @@ pub fn is_row_place(name: &str) -> bool {
 
 /// The rows of `file` its delete files delete.
 pub(super) fn deleted_positions(storage: &Storage, file: &DataFile) -> Result<RoaringTreemap> {
+    positions_deleted_by(storage, file, file.deletes.iter())
+}
+
+/// The rows of `file` that the delete entries `deletes` delete.
+pub(super) fn positions_deleted_by<'a>(
+    storage: &Storage,
+    file: &DataFile,
+    deletes: impl Iterator<Item = &'a DataFile>,
+) -> Result<RoaringTreemap> {
     let mut deleted = RoaringTreemap::new();
-    for delete in &file.deletes {
+    for delete in deletes {
         let bytes = storage.map(storage.relative(&delete.file_path)?, true)?;
         deleted |= match is_deletion_vector(delete) {
             true => crate::spec::deletes::read_deletion_vector(&bytes, delete, &delete.file_path)?,
@@ -320,6 +338,13 @@ impl Table {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
     }
 
+    /// The `initial-default` of each column that has one, by name: the value of rows written before
+    /// the column existed (format version 3).
+    pub(super) fn initial_defaults(&self) -> Result<HashMap<String, serde_json::Value>> {
+        let schema = self.metadata.current_schema()?;
+        Ok(schema.fields.iter().filter_map(|f| Some((f.name.clone(), f.initial_default.clone()?))).collect())
+    }
+
     /// The columns a read can name: the table's, in a format version 3 table the row lineage
     /// columns `_row_id` and `_last_updated_sequence_number` after them, and then the metadata
     /// columns of each row's place, `_file` and `_pos` (all read only when named).
@@ -432,15 +457,31 @@ impl Table {
             }
         }
         if !deletes.is_empty() {
-            let (targeted, anywhere): (Vec<DataFile>, Vec<DataFile>) =
+            // As the spec scopes them: a delete that names its data file applies to that file, any
+            // other position delete file to the data files of its partition; either only to data
+            // written before it (a data sequence number not above its own).
+            let (targeted, scoped): (Vec<DataFile>, Vec<DataFile>) =
                 deletes.into_iter().partition(|d| target(d).is_some());
             let mut by_target: HashMap<Vec<u8>, Vec<DataFile>> = HashMap::new();
             for delete in targeted {
                 by_target.entry(target(&delete).expect("partitioned on it").to_vec()).or_default().push(delete);
             }
+            let mut by_partition: HashMap<(i32, &BTreeMap<i32, Vec<u8>>), Vec<&DataFile>> = HashMap::new();
+            for delete in &scoped {
+                by_partition.entry((delete.spec_id, &delete.partition)).or_default().push(delete);
+            }
+            let written_before =
+                |data: &DataFile, delete: &DataFile| match (data.sequence_number, delete.sequence_number) {
+                    (Some(data), Some(delete)) => data <= delete,
+                    _ => true,
+                };
             for file in &mut files {
-                file.deletes = by_target.remove(file.file_path.as_bytes()).unwrap_or_default();
-                file.deletes.extend(anywhere.iter().cloned());
+                let mut applying = by_target.get(file.file_path.as_bytes()).cloned().unwrap_or_default();
+                applying.extend(
+                    by_partition.get(&(file.spec_id, &file.partition)).into_iter().flatten().map(|d| (*d).clone()),
+                );
+                applying.retain(|d| written_before(file, d));
+                file.deletes = applying;
             }
         }
         Ok(files)

@@ -108,3 +108,88 @@ fn deletes_leave_exactly_the_rows_a_full_scan_keeps_for_scans_searches_and_time_
     let unknown = Predicate::from_json(r#"{"op":"eq","column":"nope","value":1}"#).unwrap();
     assert!(matches!(table.delete_where(Some(&unknown)), Err(Error::NotFound(m)) if m.contains("nope")));
 }
+
+/// Another writer's delete entries that serve two data files from one file (two deletion vectors
+/// in one Puffin file; one position delete file of the partition), committed as Iceberg's writers
+/// commit them; returns the table's data files (`[first, second]`).
+fn delete_first_rows_of_both_files_as_another_writer(table: &mut Table) -> [DataFile; 2] {
+    let mut files = table.data_files(table.metadata().current_snapshot()).unwrap();
+    files.sort_by_key(|f| f.lower_bounds[&1].clone());
+    let first_row = RoaringTreemap::from_iter([0u64]);
+    let both = [(files[0].file_path.as_str(), &first_row), (files[1].file_path.as_str(), &first_row)];
+    let (bytes, mut entries, extension) = match table.metadata().format_version >= 3 {
+        true => {
+            let (bytes, entries) = crate::spec::deletes::write_deletion_vectors(&both).unwrap();
+            (bytes, entries, "puffin")
+        }
+        false => {
+            let (bytes, entry) = crate::spec::deletes::write_positions(&both).unwrap();
+            (bytes, vec![entry], "parquet")
+        }
+    };
+    table.storage.put(&format!("data/shared-deletes.{extension}"), bytes).unwrap();
+    for entry in &mut entries {
+        entry.file_path = table.storage.uri(&format!("data/shared-deletes.{extension}"));
+    }
+    assert_eq!(target(&entries[0]).is_some(), extension == "puffin", "a partition's file names no one data file");
+    let change = Change::new(&table.metadata);
+    let parent = table.metadata.current_snapshot().cloned();
+    let delta =
+        RowDelta { operation: Operation::Delete, removed: &[], replaced: &[], added_deletes: &entries, added: &[] };
+    assert!(table.commit_row_delta(&change, parent.as_ref(), &delta).unwrap());
+    [files[0].clone(), files[1].clone()]
+}
+
+#[test]
+fn a_delete_file_serving_several_data_files_stays_for_those_a_change_leaves() {
+    for version in ["2", "3"] {
+        for how in ["delete", "row change", "whole file", "compaction"] {
+            let dir = tempfile::tempdir().unwrap();
+            let location = dir.path().to_str().unwrap().to_owned();
+            let properties = BTreeMap::from([("format-version".to_owned(), version.to_owned())]);
+            let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+            table.append(reader(vec![batch(0..3)])).unwrap();
+            table.append(reader(vec![batch(3..6)])).unwrap();
+            let [first, _] = delete_first_rows_of_both_files_as_another_writer(&mut table);
+            assert_eq!(ids(&table, table.metadata().current_snapshot()), [1, 2, 4, 5]);
+            let step = format!("v{version}, {how}");
+            let expected: &[i64] = match how {
+                "delete" => {
+                    let filter = Predicate::from_json(r#"{"op":"eq","column":"id","value":1}"#).unwrap();
+                    assert_eq!(table.delete_where(Some(&filter)).unwrap().1, 1, "{step}");
+                    &[2, 4, 5]
+                }
+                "row change" => {
+                    let rows = BTreeMap::from([(first.file_path.clone(), RoaringTreemap::from_iter([1u64]))]);
+                    table.commit_row_changes(None, rows, Vec::new()).unwrap().unwrap();
+                    &[2, 4, 5]
+                }
+                "whole file" => {
+                    let rows = BTreeMap::from([(first.file_path.clone(), RoaringTreemap::from_iter([1u64, 2]))]);
+                    table.commit_row_changes(None, rows, Vec::new()).unwrap().unwrap();
+                    &[4, 5]
+                }
+                _ => {
+                    table.rewrite_data_files(1000).unwrap().unwrap();
+                    &[1, 2, 4, 5]
+                }
+            };
+            let reopened = Table::load(&location, &HashMap::new()).unwrap();
+            assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), expected, "{step}");
+            // The shared file's entry of the file left alone is still there; compaction, which
+            // rewrote both files, leaves none.
+            let files = reopened.metadata_table("files").unwrap();
+            let paths = files.column_by_name("file_path").unwrap().as_string::<i32>();
+            let shared = (0..files.num_rows()).filter(|&i| paths.value(i).contains("shared-deletes")).count();
+            assert_eq!(shared, usize::from(how != "compaction"), "{step}: entries of the shared file");
+            // Nothing it still needs counts as an orphan.
+            let mut reopened = reopened;
+            assert!(reopened.remove_orphan_files_unchecked(i64::MAX).unwrap().iter().all(|p| !p.contains("shared")));
+            assert_eq!(
+                ids(&reopened, reopened.metadata().current_snapshot()),
+                expected,
+                "{step}: after orphan removal"
+            );
+        }
+    }
+}

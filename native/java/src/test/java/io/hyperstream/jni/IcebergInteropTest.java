@@ -600,6 +600,61 @@ class IcebergInteropTest {
         return rows;
     }
 
+    /**
+     * Iceberg's own writers delete rows of several data files with one delete file (format version
+     * 3: one Puffin file holding a deletion vector per data file; 2 with {@code
+     * write.delete.granularity=partition}: one position delete file of the partition). Our delete,
+     * and our compaction after it, keep what that file deletes from the files they leave alone.
+     */
+    @Test
+    void ourChangesKeepIcebergJavasDeleteFilesThatServeSeveralDataFiles() throws Exception {
+        for (String version : List.of("2", "3")) {
+            String location = dir.resolve("shared-deletes-v" + version).toString();
+            org.apache.iceberg.Schema schema = theirSchema();
+            Table iceberg = new HadoopTables(new Configuration()).create(schema, PartitionSpec.unpartitioned(),
+                    Map.of("format-version", version, "write.delete.mode", "merge-on-read"), location);
+            DataFile first = writeWithIceberg(iceberg, location + "/data/first.parquet", 1, 4);
+            DataFile second = writeWithIceberg(iceberg, location + "/data/second.parquet", 4, 7);
+            iceberg.newAppend().appendFile(first).commit();
+            iceberg.newAppend().appendFile(second).commit();
+            // DELETE FROM t WHERE id IN (1, 4), as Iceberg writes it: one delete file for both data files.
+            org.apache.iceberg.RowDelta delta = iceberg.newRowDelta();
+            if (version.equals("3")) {
+                org.apache.iceberg.deletes.BaseDVFileWriter dvs = new org.apache.iceberg.deletes.BaseDVFileWriter(
+                        org.apache.iceberg.io.OutputFileFactory.builderFor(iceberg, 1, 1).format(FileFormat.PUFFIN).build(), path -> null);
+                try (dvs) {
+                    dvs.delete(first.location(), 0, iceberg.spec(), null);
+                    dvs.delete(second.location(), 0, iceberg.spec(), null);
+                }
+                assertEquals(1, dvs.result().deleteFiles().stream().map(org.apache.iceberg.DeleteFile::location).distinct().count());
+                dvs.result().deleteFiles().forEach(delta::addDeletes);
+            } else {
+                org.apache.iceberg.deletes.PositionDeleteWriter<Record> deletes = new GenericAppenderFactory(schema).newPosDeleteWriter(
+                        EncryptedFiles.plainAsEncryptedOutput(iceberg.io().newOutputFile(location + "/data/partition-deletes.parquet")),
+                        FileFormat.PARQUET, null);
+                try (deletes) {
+                    deletes.write(org.apache.iceberg.deletes.PositionDelete.<Record>create().set(first.location(), 0L));
+                    deletes.write(org.apache.iceberg.deletes.PositionDelete.<Record>create().set(second.location(), 0L));
+                }
+                delta.addDeletes(deletes.toDeleteFile());
+            }
+            delta.commit();
+            try (NativeTable table = NativeTable.load(location, Map.of())) {
+                assertEquals(1, table.deleteWhere(Filters.eq("id", 2L)).deletedRows());
+                assertEquals(java.util.Set.of(3L, 5L, 6L), readNative(table.scan(allocator, TableVersion.CURRENT, null, 16)).keySet(),
+                        "format version " + version);
+            }
+            iceberg.refresh();
+            assertEquals(java.util.Set.of(3L, 5L, 6L), read(IcebergGenerics.read(iceberg).build()).keySet(), "format version " + version);
+            try (NativeTable table = NativeTable.load(location, Map.of())) {
+                table.rewriteDataFiles(1000);
+                assertEquals(java.util.Set.of(3L, 5L, 6L), readNative(table.scan(allocator, TableVersion.CURRENT, null, 16)).keySet());
+            }
+            iceberg.refresh();
+            assertEquals(java.util.Set.of(3L, 5L, 6L), read(IcebergGenerics.read(iceberg).build()).keySet(), "after our compaction");
+        }
+    }
+
     @Test
     void hyperStreamAppliesIcebergJavasPositionDeletesAndRefusesEqualityDeletes() throws Exception {
         String location = dir.resolve("their-deletes").toString();
