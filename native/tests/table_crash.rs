@@ -238,7 +238,7 @@ fn table_ops_crash_writer() {
                 table.rewrite_data_files(1 << 20).unwrap();
             }
             Op::Expire => {
-                table.expire_snapshots(i64::MAX, 3).unwrap();
+                table.expire_snapshots(Some(i64::MAX), Some(3)).unwrap();
             }
             Op::Rename => {
                 let from = note_name(i);

@@ -596,21 +596,28 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_removeOrphanFilesNati
     })
 }
 
-/// Expires snapshots older than `older_than_ms` but the last `retain_last`; returns their ids.
+/// Expires snapshots (`older_than_ms` and `retain_last` each given when its flag is set, else the
+/// table's retention properties); returns their ids.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_expireSnapshotsNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    has_older_than: jboolean,
     older_than_ms: jlong,
+    has_retain_last: jboolean,
     retain_last: jint,
 ) -> JLongArray<'l> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
-        if retain_last < 1 {
-            return Err(Error::invalid(format!("retain_last must be at least 1, got {retain_last}")).into());
-        }
-        let expired = lock(&cell).expire_snapshots(older_than_ms, retain_last as usize)?;
+        let retain_last = match has_retain_last {
+            true if retain_last < 1 => {
+                return Err(Error::invalid(format!("retain_last must be at least 1, got {retain_last}")).into())
+            }
+            true => Some(retain_last as usize),
+            false => None,
+        };
+        let expired = lock(&cell).expire_snapshots(has_older_than.then_some(older_than_ms), retain_last)?;
         long_array(env, &expired)
     })
 }

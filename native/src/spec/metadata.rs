@@ -48,6 +48,10 @@ pub struct TableMetadata {
     /// Format version 3 (row lineage): the first row id the next snapshot's new rows get.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_row_id: Option<i64>,
+    /// Every field this library does not model (`encryption-keys`, a later format's fields, another
+    /// writer's own), kept as read and written back unchanged by every commit.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 fn snapshot_id_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
@@ -78,6 +82,9 @@ pub struct Snapshot {
     pub first_row_id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added_rows: Option<i64>,
+    /// Fields not modelled here (an encrypted manifest list's `key-id`, ...), kept as read.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 impl Snapshot {
@@ -169,6 +176,35 @@ pub struct SnapshotRef {
     pub snapshot_id: i64,
     #[serde(rename = "type")]
     pub ref_type: String,
+    /// A branch's retention: the fewest snapshots of it that expiry keeps, and the age past
+    /// which its older snapshots may go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_snapshots_to_keep: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_snapshot_age_ms: Option<i64>,
+    /// The age past which the ref itself (not `main`) expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ref_age_ms: Option<i64>,
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+impl SnapshotRef {
+    /// A branch at `snapshot_id` with no retention of its own.
+    pub fn branch(snapshot_id: i64) -> Self {
+        Self {
+            snapshot_id,
+            ref_type: "branch".to_owned(),
+            min_snapshots_to_keep: None,
+            max_snapshot_age_ms: None,
+            max_ref_age_ms: None,
+            other: BTreeMap::new(),
+        }
+    }
+
+    pub fn is_branch(&self) -> bool {
+        self.ref_type == "branch"
+    }
 }
 
 impl TableMetadata {
@@ -204,6 +240,7 @@ impl TableMetadata {
             statistics: Vec::new(),
             partition_statistics: Vec::new(),
             next_row_id: None,
+            other: BTreeMap::new(),
         };
         metadata.validate()?;
         Ok(metadata)
@@ -276,7 +313,9 @@ impl TableMetadata {
         self.last_updated_ms = timestamp_ms;
         self.current_snapshot_id = Some(snapshot_id);
         self.snapshot_log.push(SnapshotLogEntry { timestamp_ms, snapshot_id });
-        self.refs.insert("main".to_owned(), SnapshotRef { snapshot_id, ref_type: "branch".to_owned() });
+        // The branch moves; its retention and anything else it carries stay.
+        self.refs.entry("main".to_owned()).or_insert_with(|| SnapshotRef::branch(snapshot_id)).snapshot_id =
+            snapshot_id;
     }
 
     /// Records `snapshot` as the new current snapshot (of the `main` branch).
@@ -316,6 +355,7 @@ mod tests {
             schema_id: Some(0),
             first_row_id: None,
             added_rows: None,
+            other: BTreeMap::new(),
         }
     }
 

@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// The table properties of snapshot expiry's defaults, as Iceberg names them.
+pub const MAX_SNAPSHOT_AGE: &str = "history.expire.max-snapshot-age-ms";
+pub const MIN_SNAPSHOTS_TO_KEEP: &str = "history.expire.min-snapshots-to-keep";
+pub const MAX_REF_AGE: &str = "history.expire.max-ref-age-ms";
+
 /// What [`Table::rewrite_data_files`] committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rewrite {
@@ -71,7 +76,7 @@ impl Table {
     pub fn remove_orphan_files_unchecked(&mut self, older_than_ms: i64) -> Result<Vec<String>> {
         self.writable()?;
         self.refresh()?;
-        let mut referenced = self.files_of(&self.metadata.snapshots)?;
+        let mut referenced = self.files_of(&self.metadata)?;
         referenced.extend((1..=self.version.number).map(metadata_file));
         // Versions a catalog service wrote under names of its own, as the metadata log keeps them.
         let logged = self.metadata.metadata_log.iter().map(|m| m.metadata_file.as_str());
@@ -110,12 +115,13 @@ impl Table {
         Ok(removed)
     }
 
-    /// The files `snapshots` reference, relative to the table: their manifest lists, manifests and
-    /// live data files (an entry marking a file deleted does not keep it: the snapshot before, while
-    /// it exists, lists the file live).
-    pub(super) fn files_of(&self, snapshots: &[Snapshot]) -> Result<std::collections::HashSet<String>> {
+    /// The files a metadata version's snapshots reference, relative to the table: their manifest
+    /// lists, manifests and live data and delete files (an entry marking a file deleted does not
+    /// keep it: the snapshot before, while it exists, lists the file live), and its statistics and
+    /// partition statistics files.
+    pub(super) fn files_of(&self, metadata: &TableMetadata) -> Result<std::collections::HashSet<String>> {
         let mut referenced = std::collections::HashSet::new();
-        for snapshot in snapshots {
+        for snapshot in &metadata.snapshots {
             let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
             for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
                 let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
@@ -131,42 +137,103 @@ impl Table {
             }
             referenced.insert(list_path);
         }
+        for statistics in metadata.statistics.iter().chain(&metadata.partition_statistics) {
+            if let Some(path) = statistics["statistics-path"].as_str() {
+                referenced.insert(self.storage.relative(path)?.to_owned());
+            }
+        }
         Ok(referenced)
     }
 
-    /// Expires the snapshots older than `older_than_ms`, keeping at least the last `retain_last`
-    /// (one at the least) and every snapshot a branch or tag points at, in a new metadata version;
-    /// then deletes the files only the expired snapshots referenced (data files with their sidecars
-    /// and graphs, manifests, manifest lists). Time travel to an expired snapshot fails afterwards.
-    /// Returns the expired snapshots' ids.
-    pub fn expire_snapshots(&mut self, older_than_ms: i64, retain_last: usize) -> Result<Vec<i64>> {
+    /// Expires snapshots as Iceberg's `ExpireSnapshots` does, in a new metadata version; then
+    /// deletes the files only the expired snapshots referenced (data files with their sidecars and
+    /// graphs, manifests, manifest lists, statistics files). Time travel to an expired snapshot
+    /// fails afterwards. Returns the expired snapshots' ids.
+    ///
+    /// Each branch keeps its newest `min-snapshots-to-keep` ancestors and every ancestor younger
+    /// than its `max-snapshot-age-ms`; a branch's own retention comes first, then `retain_last` and
+    /// `older_than_ms` when given, then the table's `history.expire.min-snapshots-to-keep` (1) and
+    /// `history.expire.max-snapshot-age-ms` (5 days). A tag keeps its snapshot. A branch or tag
+    /// (not `main`) older than its `max-ref-age-ms` (or the table's `history.expire.max-ref-age-ms`)
+    /// goes. A snapshot no branch or tag reaches stays while younger than `older_than_ms`.
+    pub fn expire_snapshots(&mut self, older_than_ms: Option<i64>, retain_last: Option<usize>) -> Result<Vec<i64>> {
         self.writable()?;
         self.refresh()?;
+        let now = now_ms();
         self.commit_with_retries("expiring snapshots", |table| {
-            let mut newest: Vec<&Snapshot> = table.metadata.snapshots.iter().collect();
-            newest.sort_by_key(|s| std::cmp::Reverse(s.sequence_number));
-            let mut keep: std::collections::HashSet<i64> =
-                newest.iter().take(retain_last.max(1)).map(|s| s.snapshot_id).collect();
-            keep.extend(table.metadata.current_snapshot_id);
-            keep.extend(table.metadata.refs.values().map(|r| r.snapshot_id));
+            let metadata = &table.metadata;
+            let property = |key: &str, default: i64| -> Result<i64> {
+                match metadata.properties.get(key) {
+                    Some(value) => value
+                        .parse()
+                        .map_err(|_| Error::invalid(format!("table property {key} is not a whole number: '{value}'"))),
+                    None => Ok(default),
+                }
+            };
+            let older_than = match older_than_ms {
+                Some(cutoff) => cutoff,
+                None => now - property(MAX_SNAPSHOT_AGE, 5 * 24 * 3_600_000)?,
+            };
+            let min_snapshots = match retain_last {
+                Some(n) => n.max(1) as i64,
+                None => property(MIN_SNAPSHOTS_TO_KEEP, 1)?.max(1),
+            };
+            let max_ref_age = property(MAX_REF_AGE, i64::MAX)?;
+            let ancestors = |id: i64| {
+                std::iter::successors(metadata.snapshot(id).ok(), |s| {
+                    s.parent_snapshot_id.and_then(|p| metadata.snapshot(p).ok())
+                })
+            };
+            let mut refs = metadata.refs.clone();
+            refs.retain(|name, r| {
+                let Ok(snapshot) = metadata.snapshot(r.snapshot_id) else { return false };
+                name == "main" || now.saturating_sub(snapshot.timestamp_ms) <= r.max_ref_age_ms.unwrap_or(max_ref_age)
+            });
+            let mut keep: std::collections::HashSet<i64> = metadata.current_snapshot_id.into_iter().collect();
+            for r in refs.values() {
+                if !r.is_branch() {
+                    keep.insert(r.snapshot_id);
+                    continue;
+                }
+                let min = r.min_snapshots_to_keep.map_or(min_snapshots, i64::from);
+                let cutoff = r.max_snapshot_age_ms.map_or(older_than, |age| now - age);
+                for (kept, snapshot) in ancestors(r.snapshot_id).enumerate() {
+                    if (kept as i64) < min || snapshot.timestamp_ms >= cutoff {
+                        keep.insert(snapshot.snapshot_id);
+                    } else {
+                        break;
+                    }
+                }
+            }
+            let reached: std::collections::HashSet<i64> =
+                refs.values().flat_map(|r| ancestors(r.snapshot_id).map(|s| s.snapshot_id)).collect();
             keep.extend(
-                table.metadata.snapshots.iter().filter(|s| s.timestamp_ms >= older_than_ms).map(|s| s.snapshot_id),
+                metadata
+                    .snapshots
+                    .iter()
+                    .filter(|s| !reached.contains(&s.snapshot_id) && s.timestamp_ms >= older_than)
+                    .map(|s| s.snapshot_id),
             );
             let (kept, expired): (Vec<Snapshot>, Vec<Snapshot>) =
-                table.metadata.snapshots.iter().cloned().partition(|s| keep.contains(&s.snapshot_id));
-            if expired.is_empty() {
+                metadata.snapshots.iter().cloned().partition(|s| keep.contains(&s.snapshot_id));
+            if expired.is_empty() && refs.len() == metadata.refs.len() {
                 return Ok(Some(Vec::new()));
             }
+            let of_kept =
+                |statistics: &serde_json::Value| statistics["snapshot-id"].as_i64().is_none_or(|id| keep.contains(&id));
             let next = table.next_metadata(|next| {
                 next.snapshots = kept;
+                next.refs = refs;
                 next.snapshot_log.retain(|e| keep.contains(&e.snapshot_id));
+                next.statistics.retain(of_kept);
+                next.partition_statistics.retain(of_kept);
                 Ok(())
             })?;
-            let before = table.files_of(&table.metadata.snapshots)?;
+            let before = table.files_of(&table.metadata)?;
             if !table.try_commit(next)? {
                 return Ok(None);
             }
-            let after = table.files_of(&table.metadata.snapshots)?;
+            let after = table.files_of(&table.metadata)?;
             for path in before.difference(&after) {
                 table.storage.delete(path)?;
                 for beside in table.files_beside(path) {
@@ -205,16 +272,19 @@ impl Table {
         let parent = self.metadata.current_snapshot().cloned();
         let files = self.data_files(parent.as_ref())?;
         let small = files.iter().filter(|f| f.deletes.is_empty() && (f.record_count as usize) < target_rows).count();
-        let mut chosen: Vec<DataFile> = files
+        let (mut chosen, others): (Vec<DataFile>, Vec<DataFile>) = files
             .into_iter()
-            .filter(|f| !f.deletes.is_empty() || (small >= 2 && (f.record_count as usize) < target_rows))
-            .collect();
+            .partition(|f| !f.deletes.is_empty() || (small >= 2 && (f.record_count as usize) < target_rows));
         // A partition's files are read one after another, so that each new file holds few partitions.
         chosen.sort_by(|a, b| (a.spec_id, &a.partition).cmp(&(b.spec_id, &b.partition)));
         if chosen.is_empty() {
             return Ok(None);
         }
-        let replaced = delete_files_of(&chosen);
+        // A delete entry leaves with the files it serves, and stays while it serves one not rewritten.
+        let still_served: std::collections::HashSet<_> =
+            others.iter().flat_map(|f| f.deletes.iter().map(delete_key)).collect();
+        let replaced: Vec<DataFile> =
+            delete_files_of(&chosen).into_iter().filter(|d| !still_served.contains(&delete_key(d))).collect();
         // Every column, and in a format version 3 table each row's lineage, which moves with it.
         let read = self.stored_schema()?;
         let names: Vec<String> = read.fields().iter().map(|f| f.name().clone()).collect();

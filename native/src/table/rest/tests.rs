@@ -95,9 +95,10 @@ fn an_append_adds_its_snapshot_and_moves_main_from_where_it_was_read() {
         schema_id: Some(0),
         first_row_id: None,
         added_rows: None,
+        other: BTreeMap::new(),
     });
     next.current_snapshot_id = Some(7);
-    next.refs.insert("main".into(), SnapshotRef { snapshot_id: 7, ref_type: "branch".into() });
+    next.refs.insert("main".into(), SnapshotRef::branch(7));
     next.properties.remove("a");
     next.properties.insert("b".into(), "2".into());
     let (requirements, updates) = changes(Some(&base), &next).unwrap();

@@ -88,8 +88,8 @@ fn expired_snapshots_take_only_their_own_files_with_them() {
     let data = |t: &Table| t.storage.list("data").unwrap().into_iter().filter(|p| p.ends_with(".parquet")).count();
     assert_eq!(data(&table), 3);
     // Nothing is old enough: the snapshots stay.
-    assert!(table.expire_snapshots(0, 1).unwrap().is_empty());
-    let expired = table.expire_snapshots(i64::MAX, 2).unwrap();
+    assert!(table.expire_snapshots(Some(0), Some(1)).unwrap().is_empty());
+    let expired = table.expire_snapshots(Some(i64::MAX), Some(2)).unwrap();
     assert_eq!(expired, vec![first]);
     // The first append's file was only in the expired snapshot; the others are still live.
     assert_eq!(data(&table), 2);
@@ -160,4 +160,106 @@ fn orphan_removal_refuses_young_cutoffs_and_spares_newer_versions_and_uncommitte
     let err = table.commit_append(written).unwrap_err();
     assert!(matches!(err, Error::NotFound(_)) && err.to_string().contains("removed as an orphan"), "{err}");
     assert_eq!(rows(&Table::load(location, &HashMap::new()).unwrap()), 9);
+}
+
+/// Puts the next metadata version of the table at `location` as another writer would: the current
+/// one's JSON with `change` applied (fields this library does not model included).
+fn commit_as_another_writer(location: &str, change: impl FnOnce(&mut serde_json::Value)) {
+    let table = Table::load(location, &HashMap::new()).unwrap();
+    let number = table.version.number;
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&table.storage.get(&metadata_file(number)).unwrap()).unwrap();
+    change(&mut json);
+    table.storage.put(&metadata_file(number + 1), Bytes::from(serde_json::to_vec(&json).unwrap())).unwrap();
+    table.storage.put(VERSION_HINT, Bytes::from((number + 1).to_string())).unwrap();
+}
+
+#[test]
+fn fields_this_library_does_not_model_survive_its_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let properties = BTreeMap::from([("format-version".to_owned(), "3".to_owned())]);
+    let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    let statistics = serde_json::json!([{"snapshot-id": table.metadata().current_snapshot_id, "statistics-path":
+        format!("{location}/metadata/stats.puffin"), "file-size-in-bytes": 4, "file-footer-size-in-bytes": 0,
+        "blob-metadata": []}]);
+    let partition_statistics = serde_json::json!([{"snapshot-id": table.metadata().current_snapshot_id,
+        "statistics-path": format!("{location}/metadata/partition-stats.parquet"), "file-size-in-bytes": 4}]);
+    table.storage.put("metadata/stats.puffin", Bytes::from_static(b"PFA1")).unwrap();
+    table.storage.put("metadata/partition-stats.parquet", Bytes::from_static(b"PAR1")).unwrap();
+    commit_as_another_writer(&location, |json| {
+        json["encryption-keys"] = serde_json::json!([{"key-id": "k1", "encrypted-key-metadata": "AAAA"}]);
+        json["a-later-field"] = serde_json::json!({"nested": [1, 2]});
+        json["refs"]["main"]["min-snapshots-to-keep"] = serde_json::json!(5);
+        json["refs"]["main"]["max-snapshot-age-ms"] = serde_json::json!(86_400_000);
+        json["snapshots"][0]["key-id"] = serde_json::json!("k1");
+        json["schemas"][0]["fields"][1]["doc"] = serde_json::json!("a name");
+        json["statistics"] = statistics.clone();
+        json["partition-statistics"] = partition_statistics.clone();
+    });
+    let before: serde_json::Value = {
+        let t = Table::load(&location, &HashMap::new()).unwrap();
+        serde_json::from_slice(&t.storage.get(&metadata_file(t.version.number)).unwrap()).unwrap()
+    };
+    let mut table = Table::load(&location, &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(10..20)])).unwrap();
+    let filter = Predicate::from_json(r#"{"op":"eq","column":"id","value":3}"#).unwrap();
+    table.delete_where(Some(&filter)).unwrap();
+    let after: serde_json::Value =
+        serde_json::from_slice(&table.storage.get(&metadata_file(table.version.number)).unwrap()).unwrap();
+    for key in ["encryption-keys", "a-later-field", "statistics", "partition-statistics", "schemas"] {
+        assert_eq!(after[key], before[key], "{key}");
+    }
+    assert_eq!(after["refs"]["main"]["min-snapshots-to-keep"], 5);
+    assert_eq!(after["refs"]["main"]["max-snapshot-age-ms"], 86_400_000);
+    assert_eq!(after["snapshots"][0]["key-id"], "k1");
+    assert_eq!(after["schemas"][0]["fields"][1]["doc"], "a name");
+    // The statistics files the metadata names are not orphans.
+    let removed = table.remove_orphan_files_unchecked(i64::MAX).unwrap();
+    assert!(removed.iter().all(|p| !p.contains("stats")), "{removed:?}");
+    assert!(table.storage.exists("metadata/stats.puffin").unwrap());
+    assert!(table.storage.exists("metadata/partition-stats.parquet").unwrap());
+}
+
+#[test]
+fn expiry_follows_the_retention_of_the_table_and_of_each_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let snapshots: Vec<i64> = (0..6).map(|i| table.append(reader(vec![batch(i * 10..i * 10 + 10)])).unwrap()).collect();
+    let day = 24 * 3_600_000i64;
+    let now = now_ms();
+    // Another writer dates the first four snapshots back (10, 9, 8, 7 days), keeps three of main's,
+    // tags the first and opens a branch at the second that keeps two of its own.
+    commit_as_another_writer(&location, |json| {
+        for (i, snapshot) in json["snapshots"].as_array_mut().unwrap().iter_mut().enumerate().take(4) {
+            snapshot["timestamp-ms"] = serde_json::json!(now - (10 - i as i64) * day);
+        }
+        json["properties"]["history.expire.min-snapshots-to-keep"] = serde_json::json!("3");
+        json["refs"]["first-tag"] = serde_json::json!({"snapshot-id": snapshots[0], "type": "tag"});
+        json["refs"]["old-tag"] =
+            serde_json::json!({"snapshot-id": snapshots[1], "type": "tag", "max-ref-age-ms": day});
+        json["refs"]["audit"] = serde_json::json!({"snapshot-id": snapshots[3], "type": "branch",
+            "min-snapshots-to-keep": 2, "max-snapshot-age-ms": 1});
+    });
+    let mut table = Table::load(&location, &HashMap::new()).unwrap();
+    // No arguments: the table's retention (keep 3 of main's, younger than 5 days).
+    let mut expired = table.expire_snapshots(None, None).unwrap();
+    expired.sort_unstable();
+    // main keeps its newest three (5, 4, 3: the rest is older than 5 days); the tag keeps 0; the
+    // branch keeps two of its own (3, 2) whatever their age; the old tag goes, and 1 with it.
+    assert_eq!(expired, vec![snapshots[1]]);
+    let refs = &table.metadata().refs;
+    assert!(refs.contains_key("first-tag") && refs.contains_key("audit") && !refs.contains_key("old-tag"));
+    assert_eq!(refs["main"].min_snapshots_to_keep, None);
+    let kept: Vec<i64> = table.metadata().snapshots.iter().map(|s| s.snapshot_id).collect();
+    assert_eq!(kept, [0, 2, 3, 4, 5].map(|i| snapshots[i]));
+    // Explicit arguments stand for the table's defaults, not for a ref's own retention.
+    let expired = table.expire_snapshots(Some(i64::MAX), Some(1)).unwrap();
+    assert_eq!(expired, vec![snapshots[4]], "main keeps one; the branch its two; the tag its one");
+    let kept: Vec<i64> = table.metadata().snapshots.iter().map(|s| s.snapshot_id).collect();
+    assert_eq!(kept, [0, 2, 3, 5].map(|i| snapshots[i]));
+    assert_eq!(ids(&table, table.metadata().snapshot(snapshots[0]).ok()), (0..10).collect::<Vec<_>>());
+    assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().iter().all(|p| !p.ends_with(".avro")));
 }

@@ -24,7 +24,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Table maintenance as Spark 4 procedures, {@code CALL lake.system.<name>(...)}, with Iceberg's
  * argument names where Iceberg has the procedure:
  * {@code rewrite_data_files(table, options)} (option {@code target-rows}, default 1,048,576),
- * {@code expire_snapshots(table, older_than, retain_last)} (default: older than 7 days, keep 1),
+ * {@code expire_snapshots(table, older_than, retain_last)} (defaults: the table's {@code history.expire.*} properties,
+ * else older than 5 days, keep 1, as Iceberg's),
  * {@code remove_orphan_files(table, older_than)} (default: older than 3 days),
  * {@code rollback_to_snapshot(table, snapshot_id)},
  * {@code create_vector_index(table, column, definition)} and {@code drop_vector_index(table, column)}.
@@ -96,8 +97,9 @@ final class SparkProcedures {
                     List.of(table, optional("older_than", DataTypes.TimestampType), optional("retain_last", DataTypes.IntegerType)),
                     columns("expired_snapshot_id", DataTypes.LongType),
                     args -> {
-                        long cutoff = args[1] == null ? now - 7L * 24 * 3_600_000 : Math.floorDiv((Long) args[1], 1000);
-                        int retain = args[2] == null ? 1 : (Integer) args[2];
+                        // Absent arguments take the table's history.expire.* properties, as Iceberg's do.
+                        Long cutoff = args[1] == null ? null : Math.floorDiv((Long) args[1], 1000);
+                        Integer retain = (Integer) args[2];
                         long[] expired = with(tables, args[0], t -> t.expireSnapshots(cutoff, retain));
                         return java.util.Arrays.stream(expired).mapToObj(id -> new Object[] {id}).toList();
                     });

@@ -711,12 +711,15 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Expires the snapshots older than {@code olderThanMillis}, keeping at least the last {@code
-     * retainLast}, and deletes the files only they referenced; time travel to them fails afterwards.
-     * Returns the expired snapshots' ids.
+     * Expires snapshots as Iceberg's {@code ExpireSnapshots} does and deletes the files only they
+     * referenced; time travel to them fails afterwards. Each branch keeps its newest {@code
+     * retainLast} ancestors and those younger than {@code olderThanMillis} (a branch's own retention
+     * first; a null argument takes the table's {@code history.expire.*} properties, as Iceberg's
+     * procedure does); a tag keeps its snapshot. Returns the expired snapshots' ids.
      */
-    public long[] expireSnapshots(long olderThanMillis, int retainLast) {
-        return call(h -> expireSnapshotsNative(h, olderThanMillis, retainLast));
+    public long[] expireSnapshots(Long olderThanMillis, Integer retainLast) {
+        return call(h -> expireSnapshotsNative(h, olderThanMillis != null, olderThanMillis == null ? 0 : olderThanMillis,
+                retainLast != null, retainLast == null ? 0 : retainLast));
     }
 
     /** Moves this handle to the latest committed version and returns that version number. */
@@ -868,5 +871,6 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] removeOrphanFilesNative(long handle, long olderThanMillis);
 
-    private static native long[] expireSnapshotsNative(long handle, long olderThanMillis, int retainLast);
+    private static native long[] expireSnapshotsNative(long handle, boolean hasOlderThan, long olderThanMillis,
+            boolean hasRetainLast, int retainLast);
 }
