@@ -111,11 +111,16 @@ pub struct NestedField {
     pub required: bool,
     pub field_type: Type,
     pub doc: Option<String>,
+    /// Format version 3 defaults, in the spec's JSON single-value form: the value of rows written
+    /// before the field existed (`initial-default`), and of rows a writer gives none
+    /// (`write-default`).
+    pub initial_default: Option<Value>,
+    pub write_default: Option<Value>,
 }
 
 impl NestedField {
     pub fn new(id: i32, name: impl Into<String>, field_type: Type, required: bool) -> Self {
-        Self { id, name: name.into(), required, field_type, doc: None }
+        Self { id, name: name.into(), required, field_type, doc: None, initial_default: None, write_default: None }
     }
 }
 
@@ -409,6 +414,45 @@ fn type_to_arrow(t: &Type, vectors: &HashMap<i32, i32>) -> Result<DataType> {
     })
 }
 
+/// A column of `rows` copies of a default value (a field's `initial-default` or `write-default`)
+/// given in the spec's JSON single-value form, as Arrow type `data_type`; `column` names it in
+/// errors.
+pub fn default_column(
+    column: &str,
+    value: &Value,
+    data_type: &DataType,
+    rows: usize,
+) -> Result<arrow::array::ArrayRef> {
+    use arrow::array::{Array, BinaryArray, StringArray, UInt32Array};
+    let bad = |why: &str| Error::Corrupt(format!("the default {value} of column '{column}' {why}"));
+    let one: arrow::array::ArrayRef = match (value, data_type) {
+        (Value::String(hex), DataType::Binary | DataType::LargeBinary | DataType::FixedSizeBinary(_)) => {
+            let hex: String = hex.chars().filter(|c| *c != '-').collect();
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| hex.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+                .collect::<Option<Vec<u8>>>()
+                .ok_or_else(|| bad("is not hexadecimal"))?;
+            let binary = BinaryArray::from_iter_values([bytes]);
+            arrow::compute::cast(&binary, data_type).map_err(|e| bad(&e.to_string()))?
+        }
+        (Value::String(_) | Value::Bool(_) | Value::Number(_), _) => {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
+            arrow::compute::cast_with_options(&StringArray::from(vec![text]), data_type, &options)
+                .map_err(|e| bad(&e.to_string()))?
+        }
+        _ => return Err(bad(&format!("is not a single value of type {data_type}"))),
+    };
+    if one.is_null(0) {
+        return Err(bad(&format!("is not a value of type {data_type}")));
+    }
+    Ok(arrow::compute::take(&one, &UInt32Array::from(vec![0u32; rows]), None)?)
+}
+
 // ---- JSON, as Iceberg table metadata spells it -------------------------------------------------
 
 fn type_to_json(t: &Type) -> Value {
@@ -443,6 +487,12 @@ fn field_to_json(f: &NestedField) -> Value {
     map.insert("type".into(), type_to_json(&f.field_type));
     if let Some(doc) = &f.doc {
         map.insert("doc".into(), json!(doc));
+    }
+    if let Some(value) = &f.initial_default {
+        map.insert("initial-default".into(), value.clone());
+    }
+    if let Some(value) = &f.write_default {
+        map.insert("write-default".into(), value.clone());
     }
     Value::Object(map)
 }
@@ -498,6 +548,8 @@ fn fields_from_json(v: &Value) -> Result<Vec<NestedField>> {
                 required: get_bool(f, "required")?,
                 field_type: type_from_json(get(f, "type")?)?,
                 doc: f.get("doc").and_then(Value::as_str).map(str::to_owned),
+                initial_default: f.get("initial-default").cloned(),
+                write_default: f.get("write-default").cloned(),
             })
         })
         .collect()

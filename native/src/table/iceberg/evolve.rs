@@ -49,15 +49,40 @@ impl Table {
     /// before read it as null (no data file is rewritten). A `fixed_size_list<float>` field is a
     /// vector column.
     pub fn add_column(&mut self, field: &arrow::datatypes::Field) -> Result<()> {
-        if !field.is_nullable() {
+        self.add_column_with_default(field, None)
+    }
+
+    /// As [`Table::add_column`], with a default (format version 3, the spec's JSON single-value
+    /// form): the rows written before read it (`initial-default`), and so do rows written later
+    /// without the column (`write-default`). A column with a default may be required.
+    pub fn add_column_with_default(
+        &mut self,
+        field: &arrow::datatypes::Field,
+        default: Option<&serde_json::Value>,
+    ) -> Result<()> {
+        if default.is_some() && self.metadata.format_version < 3 {
             return Err(Error::invalid(format!(
-                "new column '{}' must be nullable: the rows already written have no value for it",
+                "new column '{}' cannot have a default: column defaults need format version 3",
+                field.name()
+            )));
+        }
+        if let Some(value) = default {
+            crate::spec::schema::default_column(field.name(), value, field.data_type(), 1)
+                .map_err(|e| Error::invalid(e.to_string()))?;
+        }
+        if !field.is_nullable() && default.is_none() {
+            return Err(Error::invalid(format!(
+                "new column '{}' must be nullable or have a default: the rows already written have no value for it",
                 field.name()
             )));
         }
         self.commit_schema(|current, schema_id, metadata| {
             let id = metadata.last_column_id + 1;
-            let (schema, last) = current.with_column(schema_id, field, id)?;
+            let (mut schema, last) = current.with_column(schema_id, field, id)?;
+            if let Some(added) = schema.fields.iter_mut().find(|f| f.id == id) {
+                added.initial_default = default.cloned();
+                added.write_default = default.cloned();
+            }
             let mut changes = Vec::new();
             if let DataType::FixedSizeList(item, dimension) = field.data_type() {
                 if item.data_type() == &DataType::Float32 {

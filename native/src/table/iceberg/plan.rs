@@ -146,6 +146,7 @@ impl Table {
             scalar,
             lineage,
             reading: String::new(),
+            defaults: self.initial_defaults()?,
         })
     }
 

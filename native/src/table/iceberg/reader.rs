@@ -23,6 +23,9 @@ pub(super) struct TableScan {
     pub(super) lineage: bool,
     /// The path of the file being read, which its read errors name.
     pub(super) reading: String,
+    /// The `initial-default` of columns that have one, by name: what a file written before the
+    /// column existed holds in it (null for the others).
+    pub(super) defaults: HashMap<String, serde_json::Value>,
 }
 
 /// The part of a whole-file row `selection` that falls in the row groups `kept`, as a selection
@@ -466,7 +469,15 @@ impl TableScan {
                                     cast(column, field.data_type())?
                                 }
                             }
-                            None => new_null_array(field.data_type(), batch.num_rows()),
+                            None => match self.defaults.get(field.name()) {
+                                Some(value) => crate::spec::schema::default_column(
+                                    field.name(),
+                                    value,
+                                    field.data_type(),
+                                    batch.num_rows(),
+                                )?,
+                                None => new_null_array(field.data_type(), batch.num_rows()),
+                            },
                         });
                     }
                     let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));

@@ -494,6 +494,7 @@ impl Table {
             selection: Some(RowSelection::from_consecutive_ranges(ranges, rows)),
             prune: None,
             scalar: Vec::new(),
+            defaults: self.initial_defaults()?,
         };
         let schema = scan.schema.clone();
         let batches = scan.by_ref().collect::<std::result::Result<Vec<_>, _>>()?;

@@ -9,7 +9,7 @@
 //! writer starts again empty. Nothing is committed here: the caller commits the files
 //! ([`Table::commit_append`]) or the writer removes them ([`TableWriter::abort`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use arrow::array::{new_null_array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::cast;
@@ -177,6 +177,9 @@ pub struct TableWriter {
     /// Whether a write or roll failed part way (the file being built may hold part of a batch):
     /// then only [`TableWriter::abort`] is left.
     failed: bool,
+    /// The `write-default` of each column that has one, by name: what a row given without the
+    /// column holds in it.
+    write_defaults: HashMap<String, serde_json::Value>,
 }
 
 impl TableWriter {
@@ -203,6 +206,13 @@ impl TableWriter {
             reservation: budget.reserve(),
             peak: 0,
             failed: false,
+            write_defaults: table
+                .metadata
+                .current_schema()?
+                .fields
+                .iter()
+                .filter_map(|f| Some((f.name.clone(), f.write_default.clone()?)))
+                .collect(),
         })
     }
 
@@ -227,7 +237,7 @@ impl TableWriter {
 
     fn take(&mut self, batch: &RecordBatch) -> Result<()> {
         // Checked even without rows: a stream of the wrong columns is refused by name.
-        let batch = conform(batch, &self.schema)?;
+        let batch = conform(batch, &self.schema, &self.write_defaults)?;
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -472,8 +482,13 @@ impl FileWriter {
     }
 }
 
-/// Casts `batch` to `schema` (columns by name); fails naming the first column that does not fit.
-fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+/// Casts `batch` to `schema` (columns by name); a column it lacks takes its write default, else
+/// nulls; fails naming the first column that does not fit.
+fn conform(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    defaults: &HashMap<String, serde_json::Value>,
+) -> Result<RecordBatch> {
     for field in batch.schema().fields() {
         if schema.index_of(field.name()).is_err() {
             return Err(Error::invalid(format!("column '{}' is not in the table schema", field.name())));
@@ -483,6 +498,12 @@ fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     for field in schema.fields() {
         let column = match batch.schema().index_of(field.name()) {
             Ok(i) => batch.column(i).clone(),
+            Err(_) if defaults.contains_key(field.name()) => crate::spec::schema::default_column(
+                field.name(),
+                &defaults[field.name()],
+                field.data_type(),
+                batch.num_rows(),
+            )?,
             Err(_) if field.is_nullable() => new_null_array(field.data_type(), batch.num_rows()),
             Err(_) => return Err(Error::invalid(format!("required column '{}' is missing", field.name()))),
         };

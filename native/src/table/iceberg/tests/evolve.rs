@@ -228,3 +228,45 @@ fn format_version_3_keeps_row_lineage_through_deletes_and_compaction_and_deletes
     let err = Table::create(dir.path().join("v4").to_str().unwrap(), &schema(), bad, &HashMap::new()).err().unwrap();
     assert!(matches!(err, Error::InvalidArgument(m) if m.contains("format-version must be 2 or 3")));
 }
+
+#[test]
+fn a_column_added_with_a_default_reads_it_in_older_files_and_takes_it_where_a_writer_omits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let properties = BTreeMap::from([("format-version".to_owned(), "3".to_owned())]);
+    let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    let score = Field::new("score", DataType::Int64, false);
+    let bad = table.add_column_with_default(&score, Some(&serde_json::json!("seven")));
+    assert!(matches!(bad, Err(Error::InvalidArgument(m)) if m.contains("score")));
+    table.add_column_with_default(&score, Some(&serde_json::json!(7))).unwrap();
+    let json = table.metadata().current_schema().unwrap().to_json();
+    assert_eq!(json["fields"][3]["initial-default"], 7);
+    assert_eq!(json["fields"][3]["write-default"], 7);
+    // Rows written without the column: the write default.
+    table.append(reader(vec![batch(10..20)])).unwrap();
+    let read = |table: &Table, filter: Option<Predicate>| -> Vec<(i64, i64)> {
+        let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+        let mut rows: Vec<(i64, i64)> = table
+            .scan(files, Some(&["id".to_owned(), "score".to_owned()]), filter, 64)
+            .unwrap()
+            .flat_map(|b| {
+                let b = b.unwrap();
+                let ids = b.column(0).as_primitive::<Int64Type>().values().to_vec();
+                let scores = b.column(1).as_primitive::<Int64Type>().values().to_vec();
+                ids.into_iter().zip(scores).collect::<Vec<_>>()
+            })
+            .collect();
+        rows.sort_unstable();
+        rows
+    };
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(read(&reopened, None), (0..20).map(|i| (i, 7)).collect::<Vec<_>>());
+    let seven = Predicate::from_json(r#"{"op":"eq","column":"score","value":7}"#).unwrap();
+    assert_eq!(read(&reopened, Some(seven)).len(), 20, "older files are not pruned as if they held nulls");
+    // Format version 2 has no defaults: refused by name.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v2 = Table::create(dir.path().to_str().unwrap(), &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let refused = v2.add_column_with_default(&score, Some(&serde_json::json!(7)));
+    assert!(matches!(refused, Err(Error::InvalidArgument(m)) if m.contains("format version 3")));
+}
