@@ -228,6 +228,10 @@ fn compare(batch: &RecordBatch, column: &str, op: Comparison, value: &Value) -> 
         return Ok(BooleanArray::new_null(batch.num_rows()));
     };
     let values = if literal.data_type() != values.data_type() { cast(&values, literal.data_type())? } else { values };
+    // SQL compares -0.0 equal to 0.0 where the kernels' total order tells them apart: both sides'
+    // zeros compare as +0.0. NaN keeps its total-order place (equal to itself, above every number),
+    // as Spark compares; an engine that follows IEEE (Trino) re-checks float comparisons itself.
+    let (values, literal) = (zeros_as_one(values), zeros_as_one(literal));
     let literal = Scalar::new(literal);
     Ok(match op {
         Comparison::Eq => cmp::eq(&values, &literal)?,
@@ -237,6 +241,17 @@ fn compare(batch: &RecordBatch, column: &str, op: Comparison, value: &Value) -> 
         Comparison::Gt => cmp::gt(&values, &literal)?,
         Comparison::Ge => cmp::gt_eq(&values, &literal)?,
     })
+}
+
+/// A float column with every -0.0 made +0.0 (other columns as they are).
+fn zeros_as_one(values: ArrayRef) -> ArrayRef {
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Float32Type, Float64Type};
+    match values.data_type() {
+        DataType::Float32 => Arc::new(values.as_primitive::<Float32Type>().unary::<_, Float32Type>(|v| v + 0.0)),
+        DataType::Float64 => Arc::new(values.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| v + 0.0)),
+        _ => values,
+    }
 }
 
 #[cfg(test)]
@@ -287,6 +302,25 @@ mod tests {
         );
         assert_eq!(ids(r#"{"op":"eq","column":"score","value":null}"#), Vec::<i32>::new());
         assert_eq!(ids(r#"{"op":"true"}"#).len(), 5);
+    }
+
+    #[test]
+    fn float_comparisons_take_signed_zeros_as_equal_and_nan_above_every_number() {
+        let schema = Arc::new(Schema::new(vec![Field::new("d", DataType::Float64, true)]));
+        let values = [f64::NAN, -0.0, 0.0, 2.0, f64::NEG_INFINITY, f64::INFINITY];
+        let column = Float64Array::from_iter(values.iter().map(|v| Some(*v)).chain([None]));
+        let batch = RecordBatch::try_new(schema, vec![Arc::new(column)]).unwrap();
+        let rows = |json: &str| -> Vec<usize> {
+            let passed = Predicate::from_json(json).unwrap().evaluate(&batch).unwrap();
+            (0..passed.len()).filter(|&i| passed.is_valid(i) && passed.value(i)).collect()
+        };
+        assert_eq!(rows(r#"{"op":"eq","column":"d","value":0.0}"#), [1, 2], "-0.0 = 0.0");
+        assert_eq!(rows(r#"{"op":"eq","column":"d","value":-0.0}"#), [1, 2]);
+        assert_eq!(rows(r#"{"op":"lt","column":"d","value":0.0}"#), [4], "-0.0 is not below 0.0");
+        assert_eq!(rows(r#"{"op":"le","column":"d","value":-0.0}"#), [1, 2, 4]);
+        assert_eq!(rows(r#"{"op":"ne","column":"d","value":0}"#), [0, 3, 4, 5]);
+        assert_eq!(rows(r#"{"op":"gt","column":"d","value":1.0}"#), [0, 3, 5], "NaN sorts above every number");
+        assert_eq!(rows(r#"{"op":"in","column":"d","values":[0.0, 2]}"#), [1, 2, 3]);
     }
 
     #[test]

@@ -29,14 +29,19 @@ pub(crate) fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
             let a = column.as_primitive::<TimestampMicrosecondType>();
             Some((min(a)?.to_le_bytes().to_vec(), max(a)?.to_le_bytes().to_vec()))
         }
+        // A zero bound is written as the zero that admits both (-0.0 below, +0.0 above), as
+        // Iceberg's Parquet writers do: SQL compares -0.0 equal to 0.0, and a reader pruning by
+        // total order must not rule out a file of -0.0 for `= 0.0`.
         DataType::Float32 => {
             let a = column.as_primitive::<Float32Type>();
             let (lo, hi) = (min(a)?, max(a)?);
+            let (lo, hi) = (if lo == 0.0 { -0.0f32 } else { lo }, if hi == 0.0 { 0.0f32 } else { hi });
             (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
         }
         DataType::Float64 => {
             let a = column.as_primitive::<Float64Type>();
             let (lo, hi) = (min(a)?, max(a)?);
+            let (lo, hi) = (if lo == 0.0 { -0.0f64 } else { lo }, if hi == 0.0 { 0.0f64 } else { hi });
             (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
         }
         DataType::Boolean => {

@@ -44,6 +44,16 @@ final class TrinoFilters {
         }
     }
 
+    /**
+     * Whether a column compares as floats: natively -0.0 equals 0.0 as in Trino, but NaN orders
+     * above every number (Spark's rule) where Trino follows IEEE. Its domains are pushed for pruning
+     * and checked again by Trino; its comparisons in expressions (where a NOT would turn a superset
+     * into a subset) are left to Trino.
+     */
+    static boolean isFloat(Type type) {
+        return type instanceof DoubleType || type instanceof RealType;
+    }
+
     private static boolean isSupportedType(Type type) {
         return type instanceof BigintType || type instanceof IntegerType || type instanceof DoubleType
                 || type instanceof RealType || type instanceof VarcharType || type instanceof BooleanType
@@ -189,7 +199,7 @@ final class TrinoFilters {
             }
             case "$in" -> {
                 HyperStreamColumnHandle column = column(args.get(0), assignments);
-                if (column == null || !(args.get(1) instanceof Call array) || !array.getFunctionName().getName().equals("$array")) {
+                if (column == null || isFloat(column.type()) || !(args.get(1) instanceof Call array) || !array.getFunctionName().getName().equals("$array")) {
                     return null;
                 }
                 List<Object> values = new ArrayList<>();
@@ -215,7 +225,8 @@ final class TrinoFilters {
                     value = column == null ? null : constant(args.get(0), column);
                     op = Filters.swapped(op);
                 }
-                return column == null || value == null ? null : Filters.comparison(op, column.name(), value);
+                return column == null || value == null || isFloat(column.type()) ? null
+                        : Filters.comparison(op, column.name(), value);
             }
         }
     }
