@@ -74,7 +74,12 @@ final class Pushdowns {
             String filter = TrinoFilters.toFilter(conjunct, constraint.getAssignments());
             if (filter == null) {
                 kept.add(conjunct);
-            } else if (!expressions.contains(filter)) {
+                continue;
+            }
+            if (TrinoFilters.rechecked(conjunct, constraint.getAssignments())) {
+                kept.add(conjunct);
+            }
+            if (!expressions.contains(filter)) {
                 expressions.add(filter);
             }
         }

@@ -9,6 +9,7 @@ import static io.trino.spi.type.VarcharType.VARCHAR;
 
 import io.hyperstream.jni.NativeTable;
 import io.trino.spi.TrinoException;
+import io.trino.spi.connector.ConnectorAccessControl;
 import io.trino.spi.connector.SchemaTableName;
 import io.trino.spi.procedure.Procedure;
 import io.trino.spi.procedure.Procedure.Argument;
@@ -46,28 +47,28 @@ final class TableProcedures {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             MethodHandle create = lookup.findVirtual(TableProcedures.class, "createVectorIndex",
-                    MethodType.methodType(void.class, String.class, String.class, String.class, String.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, String.class, String.class)).bindTo(this);
             MethodHandle drop = lookup.findVirtual(TableProcedures.class, "dropVectorIndex",
-                    MethodType.methodType(void.class, String.class, String.class, String.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, String.class)).bindTo(this);
             List<Argument> table = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("COLUMN_NAME", VARCHAR));
             List<Argument> withDefinition = new java.util.ArrayList<>(table);
             withDefinition.add(new Argument("DEFINITION", VARCHAR, false, null));
             MethodHandle orphans = lookup.findVirtual(TableProcedures.class, "removeOrphanFiles",
-                    MethodType.methodType(void.class, String.class, String.class, Double.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, Double.class)).bindTo(this);
             List<Argument> orphanArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 72.0));
             MethodHandle expire = lookup.findVirtual(TableProcedures.class, "expireSnapshots",
-                    MethodType.methodType(void.class, String.class, String.class, Double.class, Long.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, Double.class, Long.class)).bindTo(this);
             List<Argument> expireArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("OLDER_THAN_HOURS", io.trino.spi.type.DoubleType.DOUBLE, false, 168.0),
                     new Argument("RETAIN_LAST", io.trino.spi.type.BigintType.BIGINT, false, 1L));
             MethodHandle rewrite = lookup.findVirtual(TableProcedures.class, "rewriteDataFiles",
-                    MethodType.methodType(void.class, String.class, String.class, Long.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, Long.class)).bindTo(this);
             List<Argument> rewriteArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("TARGET_ROWS", io.trino.spi.type.BigintType.BIGINT, false, 1_048_576L));
             MethodHandle rollback = lookup.findVirtual(TableProcedures.class, "rollbackToSnapshot",
-                    MethodType.methodType(void.class, String.class, String.class, Long.class)).bindTo(this);
+                    MethodType.methodType(void.class, ConnectorAccessControl.class, String.class, String.class, Long.class)).bindTo(this);
             List<Argument> rollbackArguments = List.of(new Argument("SCHEMA_NAME", VARCHAR), new Argument("TABLE_NAME", VARCHAR),
                     new Argument("SNAPSHOT_ID", io.trino.spi.type.BigintType.BIGINT));
             return Set.of(new Procedure("system", "expire_snapshots", expireArguments, expire),
@@ -81,8 +82,8 @@ final class TableProcedures {
         }
     }
 
-    public void createVectorIndex(String schema, String table, String column, String definition) {
-        Catalog.TableRef location = location(schema, table, column);
+    public void createVectorIndex(ConnectorAccessControl accessControl, String schema, String table, String column, String definition) {
+        Catalog.TableRef location = location(accessControl, schema, table, column);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
                 return stored.createVectorIndex(column, definition == null ? "{}" : definition);
@@ -90,8 +91,8 @@ final class TableProcedures {
         });
     }
 
-    public void dropVectorIndex(String schema, String table, String column) {
-        Catalog.TableRef location = location(schema, table, column);
+    public void dropVectorIndex(ConnectorAccessControl accessControl, String schema, String table, String column) {
+        Catalog.TableRef location = location(accessControl, schema, table, column);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
                 return stored.dropVectorIndex(column);
@@ -99,13 +100,13 @@ final class TableProcedures {
         });
     }
 
-    public void removeOrphanFiles(String schema, String table, Double olderThanHours) {
+    public void removeOrphanFiles(ConnectorAccessControl accessControl, String schema, String table, Double olderThanHours) {
         if (olderThanHours == null || !(olderThanHours >= 0)) {
             // NaN too; the library refuses cutoffs younger than a day (a writer may be about to commit).
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be a number of hours, at least 24, got "
                     + olderThanHours);
         }
-        Catalog.TableRef location = location(schema, table);
+        Catalog.TableRef location = location(accessControl, schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
@@ -114,12 +115,12 @@ final class TableProcedures {
         });
     }
 
-    public void expireSnapshots(String schema, String table, Double olderThanHours, Long retainLast) {
+    public void expireSnapshots(ConnectorAccessControl accessControl, String schema, String table, Double olderThanHours, Long retainLast) {
         if (olderThanHours == null || !(olderThanHours >= 0) || retainLast == null || retainLast < 1) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
                     + "at least 1, got " + olderThanHours + " and " + retainLast);
         }
-        Catalog.TableRef location = location(schema, table);
+        Catalog.TableRef location = location(accessControl, schema, table);
         long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
@@ -128,11 +129,11 @@ final class TableProcedures {
         });
     }
 
-    public void rewriteDataFiles(String schema, String table, Long targetRows) {
+    public void rewriteDataFiles(ConnectorAccessControl accessControl, String schema, String table, Long targetRows) {
         if (targetRows == null || targetRows < 1) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "target_rows must be positive, got " + targetRows);
         }
-        Catalog.TableRef location = location(schema, table);
+        Catalog.TableRef location = location(accessControl, schema, table);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
                 return stored.rewriteDataFiles(targetRows);
@@ -140,11 +141,11 @@ final class TableProcedures {
         });
     }
 
-    public void rollbackToSnapshot(String schema, String table, Long snapshotId) {
+    public void rollbackToSnapshot(ConnectorAccessControl accessControl, String schema, String table, Long snapshotId) {
         if (snapshotId == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "snapshot_id is required");
         }
-        Catalog.TableRef location = location(schema, table);
+        Catalog.TableRef location = location(accessControl, schema, table);
         nativeCall(() -> {
             try (NativeTable stored = location.open()) {
                 stored.rollbackTo(snapshotId);
@@ -153,19 +154,28 @@ final class TableProcedures {
         });
     }
 
-    private Catalog.TableRef location(String schema, String table, String column) {
+    private Catalog.TableRef location(ConnectorAccessControl accessControl, String schema, String table, String column) {
         if (column == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column_name is required");
         }
-        return location(schema, table);
+        return location(accessControl, schema, table);
     }
 
-    private Catalog.TableRef location(String schema, String table) {
+    /**
+     * The stored table a procedure changes, once Trino's access control lets the user both insert
+     * into it and delete from it: every procedure here changes what the table holds or keeps
+     * (rollback, expiry and orphan removal drop rows or history for every reader), as Trino's own
+     * connectors check their maintenance procedures.
+     */
+    private Catalog.TableRef location(ConnectorAccessControl accessControl, String schema, String table) {
         if (schema == null || table == null) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "schema_name and table_name are required");
         }
         SchemaTableName name = new SchemaTableName(schema, table);
-        return config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
+        Catalog.TableRef location = config.storedTable(name).orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND,
                 "table " + name + " does not exist"));
+        accessControl.checkCanInsertIntoTable(null, name);
+        accessControl.checkCanDeleteFromTable(null, name);
+        return location;
     }
 }

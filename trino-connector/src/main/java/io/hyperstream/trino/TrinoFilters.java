@@ -46,9 +46,9 @@ final class TrinoFilters {
 
     /**
      * Whether a column compares as floats: natively -0.0 equals 0.0 as in Trino, but NaN orders
-     * above every number (Spark's rule) where Trino follows IEEE. Its domains are pushed for pruning
-     * and checked again by Trino; its comparisons in expressions (where a NOT would turn a superset
-     * into a subset) are left to Trino.
+     * above every number (Spark's rule) where Trino follows IEEE. Its domains and comparisons are
+     * pushed for pruning and checked again by Trino, except comparisons under a NOT (which would turn
+     * the scan's superset into a subset): those stay with Trino.
      */
     static boolean isFloat(Type type) {
         return type instanceof DoubleType || type instanceof RealType;
@@ -158,13 +158,25 @@ final class TrinoFilters {
      */
     static String toFilter(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
         try {
-            return translate(expression, assignments);
+            return translate(expression, assignments, false);
         } catch (IllegalArgumentException e) {
             return null; // a value without a literal form (NaN, infinity)
         }
     }
 
-    private static String translate(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+    /**
+     * Whether Trino must check {@code expression} again after the native scan: it compares a float
+     * column, which the scan orders with NaN above every number where Trino follows IEEE (the scan
+     * passes a superset of Trino's rows, never fewer: float comparisons under a NOT are not pushed).
+     */
+    static boolean rechecked(ConnectorExpression expression, Map<String, ColumnHandle> assignments) {
+        if (expression instanceof Variable variable) {
+            return assignments.get(variable.getName()) instanceof HyperStreamColumnHandle column && isFloat(column.type());
+        }
+        return expression.getChildren().stream().anyMatch(child -> rechecked(child, assignments));
+    }
+
+    private static String translate(ConnectorExpression expression, Map<String, ColumnHandle> assignments, boolean negated) {
         if (expression instanceof Constant constant && constant.getType() instanceof BooleanType && constant.getValue() != null) {
             return (Boolean) constant.getValue() ? Filters.alwaysTrue() : Filters.alwaysFalse();
         }
@@ -181,7 +193,7 @@ final class TrinoFilters {
             case "$and", "$or" -> {
                 List<String> parts = new ArrayList<>();
                 for (ConnectorExpression arg : args) {
-                    String part = translate(arg, assignments);
+                    String part = translate(arg, assignments, negated);
                     if (part == null) {
                         return null;
                     }
@@ -190,7 +202,7 @@ final class TrinoFilters {
                 return name.equals("$and") ? Filters.and(parts) : Filters.or(parts);
             }
             case "$not" -> {
-                String inner = translate(args.get(0), assignments);
+                String inner = translate(args.get(0), assignments, !negated);
                 return inner == null ? null : Filters.not(inner);
             }
             case "$is_null" -> {
@@ -199,7 +211,7 @@ final class TrinoFilters {
             }
             case "$in" -> {
                 HyperStreamColumnHandle column = column(args.get(0), assignments);
-                if (column == null || isFloat(column.type()) || !(args.get(1) instanceof Call array) || !array.getFunctionName().getName().equals("$array")) {
+                if (column == null || (negated && isFloat(column.type())) || !(args.get(1) instanceof Call array) || !array.getFunctionName().getName().equals("$array")) {
                     return null;
                 }
                 List<Object> values = new ArrayList<>();
@@ -225,7 +237,7 @@ final class TrinoFilters {
                     value = column == null ? null : constant(args.get(0), column);
                     op = Filters.swapped(op);
                 }
-                return column == null || value == null || isFloat(column.type()) ? null
+                return column == null || value == null || (negated && isFloat(column.type())) ? null
                         : Filters.comparison(op, column.name(), value);
             }
         }

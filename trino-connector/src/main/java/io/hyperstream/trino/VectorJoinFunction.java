@@ -120,7 +120,7 @@ final class VectorJoinFunction extends AbstractConnectorTableFunction {
         boolean realQuery = ((ArrayType) input.getRowType().getFields().get(queryColumn).getType()).getElementType()
                 instanceof io.trino.spi.type.RealType;
 
-        HyperStreamTableHandle table = VectorSearchFunction.searchedTable(config, name, column);
+        HyperStreamTableHandle table = VectorSearchFunction.searchedTable(config, accessControl, name, column);
         List<HyperStreamColumnHandle> columns = TableDescriptions.columns(table);
         List<String> files = table.snapshotId() < 0 ? List.of() : List.of(nativeCall(() -> {
             try (NativeTable stored = table.table().open()) {

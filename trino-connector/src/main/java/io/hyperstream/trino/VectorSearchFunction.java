@@ -78,7 +78,7 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
         HyperStreamErrorCode.nativeCall(() -> io.hyperstream.jni.Limits.topK("k", k));
         String metric = nativeCall(() -> Metrics.overFloats(text(arguments, "METRIC")));
         float[] query = query((Block) value(arguments, "QUERY"));
-        HyperStreamTableHandle table = searchedTable(config, name, column);
+        HyperStreamTableHandle table = searchedTable(config, accessControl, name, column);
         List<HyperStreamColumnHandle> columns = new ArrayList<>(TableDescriptions.columns(table));
         VectorDistance distance = new VectorDistance(metric, column, query);
         columns.add(distance.columnHandle());
@@ -93,9 +93,13 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
 
     /**
      * The stored table {@code name} at its current snapshot, when it has a float vector column
-     * {@code column}; what a table function searching it reads.
+     * {@code column} and the user may read every column of it; what a table function searching it
+     * reads (every column). Trino's access control decides, as for a SELECT of those columns; a
+     * table with a row filter or column mask for the user is refused by name, since the search would
+     * not apply it.
      */
-    static HyperStreamTableHandle searchedTable(HyperStreamConfig config, SchemaTableName name, String column) {
+    static HyperStreamTableHandle searchedTable(HyperStreamConfig config, ConnectorAccessControl accessControl,
+            SchemaTableName name, String column) {
         Catalog.TableRef location = config.storedTable(name)
                 .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "table " + name + " does not exist"));
         long snapshot = nativeCall(() -> {
@@ -104,7 +108,22 @@ final class VectorSearchFunction extends AbstractConnectorTableFunction {
             }
         });
         HyperStreamTableHandle table = HyperStreamTableHandle.stored(name, location, snapshot, false);
-        HyperStreamColumnHandle vector = TableDescriptions.columns(table).stream().filter(c -> c.name().equals(column)).findFirst()
+        List<HyperStreamColumnHandle> columns = TableDescriptions.columns(table);
+        accessControl.checkCanSelectFromColumns(null, name,
+                columns.stream().map(HyperStreamColumnHandle::name).collect(java.util.stream.Collectors.toSet()));
+        List<io.trino.spi.connector.ColumnSchema> schemas = columns.stream()
+                .map(c -> io.trino.spi.connector.ColumnSchema.builder().setName(c.name()).setType(c.type()).build()).toList();
+        boolean filteredOrMasked;
+        try {
+            filteredOrMasked = !accessControl.getRowFilters(null, name).isEmpty() || !accessControl.getColumnMasks(null, name, schemas).isEmpty();
+        } catch (TrinoException e) {
+            filteredOrMasked = true; // Trino's answer when a filter or mask exists that the caller cannot apply
+        }
+        if (filteredOrMasked) {
+            io.trino.spi.security.AccessDeniedException.denySelectTable(name.toString(),
+                    "it has a row filter or column mask for this user, which a table function does not apply");
+        }
+        HyperStreamColumnHandle vector = columns.stream().filter(c -> c.name().equals(column)).findFirst()
                 .orElseThrow(() -> new TrinoException(HYPERSTREAM_NOT_FOUND, "column '" + column + "' is not in table " + name));
         if (!(vector.type() instanceof ArrayType array) || !(array.getElementType() instanceof io.trino.spi.type.RealType)) {
             throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "column '" + column + "' of " + name + " is not a vector column");
