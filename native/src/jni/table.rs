@@ -66,6 +66,70 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_replaceNative<'l>(
     })
 }
 
+/// Stages a replacement of the table; returns the staging table's location.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_stageReplaceNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+    options: JObjectArray<'l>,
+) -> JString<'l> {
+    entry(&mut env, |env| {
+        let schema = import_schema(schema_address)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let cell = table_of(handle)?;
+        let staging = lock(&cell).stage_replace(&schema, properties, &options)?;
+        Ok(JString::new(env, staging)?)
+    })
+}
+
+/// Commits a staged replacement with the data files written into its staging table; returns the snapshot.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitReplaceNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    staging: JString<'l>,
+    schema_address: jlong,
+    properties: JObjectArray<'l>,
+    files: JObjectArray<'l>,
+    options: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, |env| {
+        let staging = string(env, &staging)?;
+        let schema = import_schema(schema_address)?;
+        let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
+        let files = data_files_arg(env, &files)?;
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let cell = table_of(handle)?;
+        let snapshot = lock(&cell).commit_replace(&staging, &schema, properties, files, &options)?;
+        Ok(snapshot)
+    })
+}
+
+/// Abandons a staged replacement: its written files and its staging table go.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_abortReplaceNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    staging: JString<'l>,
+    files: JObjectArray<'l>,
+    options: JObjectArray<'l>,
+) {
+    entry(&mut env, |env| {
+        let staging = string(env, &staging)?;
+        let files = data_files_arg(env, &files)?;
+        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        Ok(table.abort_replace(&staging, &files, &options)?)
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_loadNative<'l>(
     mut env: EnvUnowned<'l>,

@@ -199,18 +199,18 @@ impl Storage {
         Ok(self.list_modified(prefix)?.into_iter().map(|(path, _)| path).collect())
     }
 
-    /// Removes a dropped table's files: everything under its `data/` and `metadata/` (index sidecars
-    /// among them), and for a local location those directories and then the location's own when
-    /// nothing else is left in it (another table's files are never there, but a location is the
-    /// catalog's to choose).
+    /// Removes a dropped table's files: everything under its `data/`, `metadata/` and `staging/`
+    /// (index sidecars and staged replacements among them), and for a local location those
+    /// directories and then the location's own when nothing else is left in it (another table's
+    /// files are never there, but a location is the catalog's to choose).
     pub fn delete_table_files(&self) -> Result<()> {
-        for prefix in ["data", "metadata"] {
+        for prefix in ["data", "metadata", "staging"] {
             for path in self.list(prefix)? {
                 self.delete(&path)?;
             }
         }
         if let Some(dir) = &self.local {
-            for sub in ["data", "metadata"] {
+            for sub in ["data", "metadata", "staging"] {
                 match std::fs::remove_dir_all(dir.join(sub)) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                         return Err(io(&dir.join(sub).display().to_string(), e))

@@ -326,7 +326,10 @@ impl Table {
         // retry costs little more than the manifest list.
         let added_manifests = {
             let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-            self.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?
+            // Under the schema and spec they are committed with (a replacement's new ones).
+            let mut redefined = self.clone();
+            redefine(&mut redefined.metadata)?;
+            redefined.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?
         };
         let committed = self.commit_with_retries(&format!("the {operation} commit"), |table| {
             change.rebase(&table.metadata);

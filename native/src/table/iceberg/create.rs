@@ -123,45 +123,143 @@ impl Table {
     pub fn replace(&mut self, schema: &ArrowSchema, properties: BTreeMap<String, String>) -> Result<i64> {
         self.writable()?;
         Definition::of(schema, properties.clone(), 0)?; // refused before anything is written
+        self.commit_snapshot_with(Operation::Overwrite, Vec::new(), &replacement(schema, &properties))
+    }
+
+    /// Stages a replacement (CREATE OR REPLACE TABLE ... AS SELECT, as Spark's staging catalogs
+    /// do it): nothing of the table changes, and a staging table under its `staging/` folder
+    /// (opened with storage `options`) gets the definition the replacement will have, field ids
+    /// and partition spec included, so that data files written into it belong to the replaced
+    /// table as they are. [`Table::commit_replace`] then commits the definition and those files
+    /// as one snapshot; until then every reader sees the table as it was. Returns the staging
+    /// table's location.
+    pub fn stage_replace(
+        &self,
+        schema: &ArrowSchema,
+        properties: BTreeMap<String, String>,
+        options: &HashMap<String, String>,
+    ) -> Result<String> {
+        self.writable()?;
+        Definition::of(schema, properties.clone(), 0)?;
+        let mut staged = self.metadata.clone();
+        replacement(schema, &properties)(&mut staged)?;
+        let storage = Storage::open(&format!("{}/staging/{}", self.location(), uuid::Uuid::new_v4()), options)?;
+        staged.location = storage.location().to_owned();
+        staged.table_uuid = uuid::Uuid::new_v4().to_string();
+        staged.current_snapshot_id = None;
+        staged.snapshots.clear();
+        staged.refs.clear();
+        staged.snapshot_log.clear();
+        staged.metadata_log.clear();
+        staged.statistics.clear();
+        staged.partition_statistics.clear();
+        if FileSystemOperations.commit(&storage, None, &staged)?.is_none() {
+            return Err(Error::Internal(format!("staging table {} already exists", storage.location())));
+        }
+        Ok(storage.location().to_owned())
+    }
+
+    /// Commits a replacement [`Table::stage_replace`] staged at `staging` (the same `schema` and
+    /// `properties`): the new definition and the data files `files` written into the staging table,
+    /// as one snapshot; the staging table's metadata goes. Fails with [`Error::CommitConflict`],
+    /// committing nothing, when the table's schema or partitioning changed since the stage, so that
+    /// the files would not fit the definition the commit makes.
+    pub fn commit_replace(
+        &mut self,
+        staging: &str,
+        schema: &ArrowSchema,
+        properties: BTreeMap<String, String>,
+        files: Vec<DataFile>,
+        options: &HashMap<String, String>,
+    ) -> Result<i64> {
+        self.writable()?;
+        self.check_inside(&files)?;
+        let staged = self.staging_table(staging, options)?;
+        let staged_schema = staged.metadata.current_schema()?.fields.clone();
+        let staged_spec =
+            staged.metadata.partition_specs.iter().find(|s| s.spec_id == staged.metadata.default_spec_id).cloned();
+        let location = self.location().to_owned();
         let redefine = |next: &mut TableMetadata| -> Result<()> {
-            let definition = Definition::of(schema, properties.clone(), next.last_column_id)?;
-            if definition.format_version.is_some_and(|v| v != next.format_version) {
-                return Err(Error::invalid(format!(
-                    "a replacement keeps the table's format version {}",
-                    next.format_version
+            replacement(schema, &properties)(next)?;
+            let spec = next.partition_specs.iter().find(|s| s.spec_id == next.default_spec_id).cloned();
+            if next.current_schema()?.fields != staged_schema || spec != staged_spec {
+                return Err(Error::CommitConflict(format!(
+                    "{location} changed its schema or partitioning since the replacement was staged; nothing was committed"
                 )));
             }
-            check_lineage_names(&definition.schema, next.format_version)?;
-            let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
-            next.last_column_id = next.last_column_id.max(definition.schema.highest_field_id());
-            next.current_schema_id = schema_id;
-            next.schemas.push(Schema { schema_id, ..definition.schema });
-            next.properties.extend(definition.properties);
-            // A new spec (its fields numbered past every partition field so far), unless an
-            // unpartitioned one is wanted and there is one.
-            let mut fields = definition.spec.map(|s| s.fields).unwrap_or_default();
-            match next.partition_specs.iter().find(|s| fields.is_empty() && s.fields.is_empty()) {
-                Some(unpartitioned) => next.default_spec_id = unpartitioned.spec_id,
-                None => {
-                    for field in &mut fields {
-                        next.last_partition_id += 1;
-                        field.field_id = next.last_partition_id;
-                    }
-                    let spec_id = next.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
-                    next.partition_specs.push(PartitionSpec { spec_id, fields });
-                    next.default_spec_id = spec_id;
-                }
-            }
-            next.default_sort_order_id = match definition.order.filter(|o| !o.is_empty()) {
-                None => 0,
-                Some(fields) => {
-                    let order_id = next.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
-                    next.sort_orders.push(SortOrder { order_id, fields });
-                    order_id
-                }
-            };
             Ok(())
         };
-        self.commit_snapshot_with(Operation::Overwrite, Vec::new(), &redefine)
+        self.refresh()?;
+        let committed = self.commit_snapshot_with(Operation::Overwrite, files, &redefine)?;
+        // Its data files are the table's now: only the staging table's own metadata goes.
+        for path in staged.storage.list("metadata")? {
+            staged.storage.delete(&path)?;
+        }
+        Ok(committed)
+    }
+
+    /// Abandons a replacement staged at `staging`: the data files `files` written for it and the
+    /// staging table go; the table is as it was.
+    pub fn abort_replace(&self, staging: &str, files: &[DataFile], options: &HashMap<String, String>) -> Result<()> {
+        self.writable()?;
+        let staged = self.staging_table(staging, options)?;
+        staged.delete_files(files)?;
+        staged.storage.delete_table_files()
+    }
+
+    /// The staging table at `staging`, which must lie in this table's `staging/` folder.
+    fn staging_table(&self, staging: &str, options: &HashMap<String, String>) -> Result<Table> {
+        let inside = self.storage.relative(staging).ok().and_then(|r| r.strip_prefix("staging/"));
+        if !inside.is_some_and(|name| !name.is_empty() && !name.contains('/')) {
+            return Err(Error::invalid(format!("{staging} is not a staging table of {}", self.location())));
+        }
+        Table::load_from(Storage::open(staging, options)?, Arc::new(FileSystemOperations))
+    }
+}
+
+/// What CREATE OR REPLACE makes of a table's metadata: the columns of `schema` with fresh field ids,
+/// the partitioning, sort order, indexes and write properties `properties` declare.
+fn replacement<'a>(
+    schema: &'a ArrowSchema,
+    properties: &'a BTreeMap<String, String>,
+) -> impl Fn(&mut TableMetadata) -> Result<()> + 'a {
+    move |next: &mut TableMetadata| -> Result<()> {
+        let definition = Definition::of(schema, properties.clone(), next.last_column_id)?;
+        if definition.format_version.is_some_and(|v| v != next.format_version) {
+            return Err(Error::invalid(format!(
+                "a replacement keeps the table's format version {}",
+                next.format_version
+            )));
+        }
+        check_lineage_names(&definition.schema, next.format_version)?;
+        let schema_id = next.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+        next.last_column_id = next.last_column_id.max(definition.schema.highest_field_id());
+        next.current_schema_id = schema_id;
+        next.schemas.push(Schema { schema_id, ..definition.schema });
+        next.properties.extend(definition.properties);
+        // A new spec (its fields numbered past every partition field so far), unless an
+        // unpartitioned one is wanted and there is one.
+        let mut fields = definition.spec.map(|s| s.fields).unwrap_or_default();
+        match next.partition_specs.iter().find(|s| fields.is_empty() && s.fields.is_empty()) {
+            Some(unpartitioned) => next.default_spec_id = unpartitioned.spec_id,
+            None => {
+                for field in &mut fields {
+                    next.last_partition_id += 1;
+                    field.field_id = next.last_partition_id;
+                }
+                let spec_id = next.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+                next.partition_specs.push(PartitionSpec { spec_id, fields });
+                next.default_spec_id = spec_id;
+            }
+        }
+        next.default_sort_order_id = match definition.order.filter(|o| !o.is_empty()) {
+            None => 0,
+            Some(fields) => {
+                let order_id = next.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
+                next.sort_orders.push(SortOrder { order_id, fields });
+                order_id
+            }
+        };
+        Ok(())
     }
 }

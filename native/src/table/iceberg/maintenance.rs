@@ -93,7 +93,8 @@ impl Table {
         // A version committed after the refresh above is another writer's newest: never an orphan.
         let newer_version = |path: &str| metadata_version(path).is_some_and(|v| v > self.version.number);
         let mut removed = Vec::new();
-        for prefix in ["data", "metadata"] {
+        // `staging/` holds what staged replacements wrote (committed files among them, referenced).
+        for prefix in ["data", "metadata", "staging"] {
             for (path, modified_ms) in self.storage.list_modified(prefix)? {
                 if modified_ms < older_than_ms
                     && !referenced.contains(&path)

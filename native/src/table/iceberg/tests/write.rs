@@ -259,3 +259,61 @@ fn negative_snapshot_ids_and_times_before_1970_are_not_found() {
         assert!(matches!(err, Error::NotFound(_)), "{snapshot:?} {as_of:?}: {err}");
     }
 }
+
+#[test]
+fn a_staged_replacement_commits_its_definition_and_rows_as_one_snapshot_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let first = table.append(reader(vec![batch(0..10)])).unwrap();
+    let replacement =
+        ArrowSchema::new(vec![Field::new("id", DataType::Int64, false), Field::new("day", DataType::Date32, true)]);
+    let properties = BTreeMap::from([(PARTITIONING.to_owned(), "day(day)".to_owned())]);
+    let rows = |ids: Vec<i64>| {
+        let days: Vec<i32> = ids.iter().map(|i| 19000 + (*i % 2) as i32).collect();
+        RecordBatch::try_new(
+            Arc::new(replacement.clone()),
+            vec![Arc::new(Int64Array::from(ids)), Arc::new(arrow::array::Date32Array::from(days))],
+        )
+        .unwrap()
+    };
+    // CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id > 5: the stage reads the old rows.
+    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 10, "the stage changed nothing");
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(reopened.metadata().current_snapshot_id, Some(first), "readers see the table as it was");
+    let stage = Table::load(&staging, &HashMap::new()).unwrap();
+    let written = stage
+        .write_data_files(RecordBatchIterator::new([Ok(rows((6..10).collect()))], Arc::new(replacement.clone())))
+        .unwrap();
+    let replaced = table.commit_replace(&staging, &replacement, properties.clone(), written, &HashMap::new()).unwrap();
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(reopened.metadata().current_snapshot_id, Some(replaced));
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), [6, 7, 8, 9]);
+    assert_eq!(reopened.partitioning().unwrap(), ["day(day)"]);
+    let old = Table::load_at(&location, &HashMap::new(), Some(first), None).unwrap();
+    assert_eq!(ids(&old, old.metadata().current_snapshot()).len(), 10, "history kept, read under its schema");
+    assert!(
+        !reopened.storage.list("staging").unwrap().iter().any(|p| p.contains("/metadata/")),
+        "the stage's metadata went"
+    );
+    let mut reopened = reopened;
+    assert!(reopened.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "its files are the table's");
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), [6, 7, 8, 9]);
+
+    // An aborted stage leaves nothing; a stage the table moved away from conflicts.
+    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    let stage = Table::load(&staging, &HashMap::new()).unwrap();
+    let written =
+        stage.write_data_files(RecordBatchIterator::new([Ok(rows(vec![1]))], Arc::new(replacement.clone()))).unwrap();
+    table.abort_replace(&staging, &written, &HashMap::new()).unwrap();
+    assert!(table.storage.list("staging").unwrap().iter().all(|p| !p.starts_with(&staging[location.len() + 1..])));
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), [6, 7, 8, 9]);
+    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    table.add_column(&Field::new("late", DataType::Int32, true)).unwrap();
+    let conflict = table.commit_replace(&staging, &replacement, properties, Vec::new(), &HashMap::new());
+    assert!(matches!(conflict, Err(Error::CommitConflict(_))), "{conflict:?}");
+    assert!(table.stage_replace(&replacement, BTreeMap::new(), &HashMap::new()).is_ok());
+    let outside = table.commit_replace(&location, &replacement, BTreeMap::new(), Vec::new(), &HashMap::new());
+    assert!(matches!(outside, Err(Error::InvalidArgument(m)) if m.contains("not a staging table")));
+}

@@ -27,6 +27,8 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.FunctionCatalog;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -59,7 +61,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * its class), namespaces and tables are an Iceberg REST catalog's ({@link RestCatalog}): tables are
  * created, committed, renamed and dropped through it, at the locations it gives.
  */
-public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, SupportsNamespaces,
+public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCatalog, SupportsNamespaces,
         org.apache.spark.sql.connector.catalog.ProcedureCatalog {
     private String name = "hyperstream";
     /** Where the tables are: a directory ({@code root}) or a REST catalog ({@code type=rest}); null: functions only. */
@@ -298,12 +300,15 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
         }
     }
 
-    @Override
-    public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
-            throws TableAlreadyExistsException, NoSuchNamespaceException {
-        String namespace = existingNamespace(ident.namespace());
-        Catalog.TableRef target = checked(namespace + "." + ident.name(), () -> tables.newTable(namespace, ident.name()))
-                .orElseThrow(() -> new TableAlreadyExistsException(ident));
+    /**
+     * What CREATE TABLE (and a replacement) declares, as the library takes it: the Arrow schema with
+     * its vector columns ({@code vector.<column>.dimension}), the properties the table keeps (its own
+     * {@code hyperstream.*} settings, Iceberg's write settings, the format version, the partitioning),
+     * and the vector indexes to build once it holds rows.
+     */
+    record Definition(org.apache.arrow.vector.types.pojo.Schema schema, Map<String, String> kept, Map<String, String> vectorIndexes) {}
+
+    static Definition definition(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
         Map<String, Integer> vectors = new HashMap<>();
         Map<String, String> kept = new HashMap<>();
         Map<String, String> vectorIndexes = new HashMap<>();
@@ -334,14 +339,88 @@ public final class HyperStreamCatalog implements FunctionCatalog, TableCatalog, 
             }
             kept.put(NativeTable.PARTITIONING, HyperStreamPathTable.partitioning(partitions));
         }
+        return new Definition(SparkTypes.toArrowSchema(schema, vectors), kept, vectorIndexes);
+    }
+
+    @Override
+    public Table createTable(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        String namespace = existingNamespace(ident.namespace());
+        Catalog.TableRef target = checked(namespace + "." + ident.name(), () -> tables.newTable(namespace, ident.name()))
+                .orElseThrow(() -> new TableAlreadyExistsException(ident));
+        Definition definition = definition(ident, schema, partitions, properties);
         try (BufferAllocator allocator = Allocators.child("spark-create");
-                NativeTable table = NativeTable.create(target.location(), SparkTypes.toArrowSchema(schema, vectors), kept,
+                NativeTable table = NativeTable.create(target.location(), definition.schema(), definition.kept(),
                         target.options(), allocator)) {
-            vectorIndexes.forEach((column, definition) -> HyperStreamWrite.applyVectorIndex(table, column, definition));
+            definition.vectorIndexes().forEach((column, index) -> HyperStreamWrite.applyVectorIndex(table, column, index));
             Catalog.TableRef created = tables.tableRef(namespace, ident.name()).orElseThrow(() -> new NoSuchTableException(ident));
             return new HyperStreamPathTable(pathOptions(created, Map.of()), SparkTypes.toStructType(table.schema(allocator)));
         } catch (NoSuchTableException dropped) {
             throw new IllegalStateException("table " + ident + " was dropped while it was created", dropped);
+        }
+    }
+
+    /**
+     * CREATE TABLE ... AS SELECT: the table is created at once and dropped again when the write
+     * fails (nothing is left).
+     */
+    @Override
+    public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        HyperStreamPathTable created = (HyperStreamPathTable) createTable(ident, schema, partitions, properties);
+        return new StagedReplace.Created(created, () -> dropTable(ident));
+    }
+
+    /**
+     * REPLACE TABLE [AS SELECT]: atomic. Nothing of the table changes until the write commits; its
+     * rows are written into a staging table with the new definition, then definition and rows
+     * become one new snapshot of the same table (its history kept). A failed write leaves the table
+     * as it was. (A REST catalog's table is still replaced by a drop and a create.)
+     */
+    @Override
+    public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws NoSuchNamespaceException, NoSuchTableException {
+        Catalog.TableRef ref = table(ident).orElseThrow(() -> new NoSuchTableException(ident));
+        return stagedReplace(ident, ref, schema, partitions, properties);
+    }
+
+    /** CREATE OR REPLACE TABLE [AS SELECT]: {@link #stageReplace} for a table there is, else {@link #stageCreate}. */
+    @Override
+    public StagedTable stageCreateOrReplace(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+            throws NoSuchNamespaceException {
+        Optional<Catalog.TableRef> ref = table(ident);
+        if (ref.isPresent()) {
+            return stagedReplace(ident, ref.get(), schema, partitions, properties);
+        }
+        try {
+            return stageCreate(ident, schema, partitions, properties);
+        } catch (TableAlreadyExistsException raced) {
+            return stagedReplace(ident, table(ident).orElseThrow(() -> new IllegalStateException(
+                    "table " + ident + " was created and dropped while it was replaced")), schema, partitions, properties);
+        }
+    }
+
+    private StagedTable stagedReplace(Identifier ident, Catalog.TableRef ref, StructType schema, Transform[] partitions,
+            Map<String, String> properties) throws NoSuchNamespaceException {
+        Definition definition = definition(ident, schema, partitions, properties);
+        if (tables instanceof RestCatalog) {
+            dropTable(ident);
+            try {
+                return stageCreate(ident, schema, partitions, properties);
+            } catch (TableAlreadyExistsException raced) {
+                throw new IllegalStateException("table " + ident + " was created by another writer while it was replaced", raced);
+            }
+        }
+        try (BufferAllocator allocator = Allocators.child("spark-stage");
+                NativeTable table = NativeTable.load(ref.location(), ref.options())) {
+            String staging = table.stageReplace(allocator, definition.schema(), definition.kept(), ref.options());
+            Map<String, String> options = new HashMap<>();
+            options.put("path", staging);
+            ref.options().forEach((key, value) -> options.put("storage." + key, value));
+            try (NativeTable staged = NativeTable.load(staging, ref.options())) {
+                return new StagedReplace(ident.toString(), ref, staging, PathOptions.from(options), definition,
+                        SparkTypes.toStructType(staged.schema(allocator)));
+            }
         }
     }
 

@@ -34,10 +34,19 @@ final class HyperStreamWrite implements Write, BatchWrite {
     /** The HNSW graphs the commit built for the files already there (a declared index). */
     private volatile NativeTable.IndexBuilds declared = new NativeTable.IndexBuilds(0, 0, 0);
 
+    /** Where a staged write hands its files instead of committing them (null: {@link #commit} commits). */
+    private final java.util.function.Consumer<String[]> staged;
+
     HyperStreamWrite(PathOptions options, StructType schema, boolean overwrite) {
+        this(options, schema, overwrite, null);
+    }
+
+    /** A write whose files {@code staged} takes at the commit, to commit them later itself (a staged replacement). */
+    HyperStreamWrite(PathOptions options, StructType schema, boolean overwrite, java.util.function.Consumer<String[]> staged) {
         this.options = options;
         this.schema = schema;
         this.overwrite = overwrite;
+        this.staged = staged;
         // Index options are checked before any task runs, so that a bad one fails the write
         // before anything is committed.
         for (Map.Entry<String, String> index : options.write().indexes().entrySet()) {
@@ -86,6 +95,11 @@ final class HyperStreamWrite implements Write, BatchWrite {
     @Override
     public void commit(WriterCommitMessage[] messages) {
         String[] files = dataFiles(messages);
+        if (staged != null) {
+            staged.accept(files);
+            committed = true; // the stage owns them now: its abort removes them
+            return;
+        }
         if (files.length == 0 && indexes.isEmpty() && !overwrite) {
             return;
         }

@@ -44,6 +44,40 @@ class SparkCatalogTest {
         return spark.sql(query).collectAsList();
     }
 
+    /**
+     * CREATE OR REPLACE TABLE ... AS SELECT is atomic, as with Iceberg's staging catalog: the
+     * rewrite-in-place idiom keeps exactly the selected rows, the table's history stays, and a
+     * failing query leaves the table and its rows as they were.
+     */
+    @Test
+    void createOrReplaceAsSelectReplacesInOneSnapshotOrNotAtAll() {
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.redo");
+        sql("CREATE TABLE lake.redo.u (id BIGINT, name STRING) USING hyperstream");
+        sql("INSERT INTO lake.redo.u VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+        long before = sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0);
+        sql("CREATE OR REPLACE TABLE lake.redo.u USING hyperstream AS SELECT * FROM lake.redo.u WHERE id > 1");
+        assertEquals(List.of(2L, 3L), sql("SELECT id FROM lake.redo.u ORDER BY id").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(before + 1, sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0), "one new snapshot, history kept");
+        // A query that fails part way: the table keeps its rows and gains no snapshot.
+        assertThrows(Exception.class, () -> sql("CREATE OR REPLACE TABLE lake.redo.u USING hyperstream AS "
+                + "SELECT id, assert_true(id < 3) AS name FROM lake.redo.u"));
+        assertEquals(List.of(2L, 3L), sql("SELECT id FROM lake.redo.u ORDER BY id").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(before + 1, sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0));
+        // REPLACE TABLE with a new definition: no rows, the same table.
+        sql("REPLACE TABLE lake.redo.u (id BIGINT, score DOUBLE) USING hyperstream");
+        assertEquals(0L, sql("SELECT count(*) FROM lake.redo.u").get(0).getLong(0));
+        assertEquals(List.of("id", "score"), List.of(spark.table("lake.redo.u").columns()));
+        // CREATE OR REPLACE of a table not there yet creates it.
+        sql("CREATE OR REPLACE TABLE lake.redo.fresh USING hyperstream AS SELECT 7L AS id");
+        assertEquals(7L, sql("SELECT id FROM lake.redo.fresh").get(0).getLong(0));
+        try (var walk = Files.walk(root.resolve("redo").resolve("u"))) {
+            assertTrue(walk.noneMatch(p -> p.toString().contains("staging") && p.toString().endsWith(".json")),
+                    "no staging table is left");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Write tasks hold a bounded buffer: an INSERT rolls files at the table's target size, losing no row. */
     @Test
     void insertsRollDataFilesAtTheTablesTargetSize() throws Exception {

@@ -54,6 +54,47 @@ public final class NativeTable extends NativeHandle {
         });
     }
 
+    /**
+     * Stages a replacement (CREATE OR REPLACE TABLE ... AS SELECT as Spark's staging catalogs run
+     * it): nothing of this table changes, and a staging table (opened with {@code storageOptions})
+     * gets the definition the replacement will have, so that data files written into it (at the
+     * location returned, by any writer) belong to the replaced table. {@link #commitReplace} commits
+     * definition and files as one snapshot; {@link #abortReplace} leaves the table as it was.
+     */
+    public String stageReplace(BufferAllocator allocator, Schema schema, Map<String, String> properties,
+            Map<String, String> storageOptions) {
+        return call(h -> {
+            try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
+                Data.exportSchema(allocator, schema, null, ffi);
+                return stageReplaceNative(h, ffi.memoryAddress(), flatten(properties), flatten(storageOptions));
+            }
+        });
+    }
+
+    /**
+     * Commits a replacement staged at {@code staging} (the same schema and properties) with the data
+     * files written into it, as one snapshot, which it returns. A table whose schema or partitioning
+     * changed since the stage fails with {@link CommitConflictException}, committing nothing.
+     */
+    public long commitReplace(BufferAllocator allocator, String staging, Schema schema, Map<String, String> properties,
+            String[] dataFiles, Map<String, String> storageOptions) {
+        return call(h -> {
+            try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
+                Data.exportSchema(allocator, schema, null, ffi);
+                return commitReplaceNative(h, staging, ffi.memoryAddress(), flatten(properties), dataFiles,
+                        flatten(storageOptions));
+            }
+        });
+    }
+
+    /** Abandons a replacement staged at {@code staging}: the data files written for it and the staging table go. */
+    public void abortReplace(String staging, String[] dataFiles, Map<String, String> storageOptions) {
+        call(h -> {
+            abortReplaceNative(h, staging, dataFiles, flatten(storageOptions));
+            return null;
+        });
+    }
+
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
         return loadAt(location, storageOptions, TableVersion.CURRENT);
@@ -787,6 +828,13 @@ public final class NativeTable extends NativeHandle {
     private static native int formatVersionNative(long handle);
 
     private static native long replaceNative(long handle, long schemaAddress, String[] properties);
+
+    private static native String stageReplaceNative(long handle, long schemaAddress, String[] properties, String[] options);
+
+    private static native long commitReplaceNative(long handle, String staging, long schemaAddress, String[] properties,
+            String[] dataFiles, String[] options);
+
+    private static native void abortReplaceNative(long handle, String staging, String[] dataFiles, String[] options);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
