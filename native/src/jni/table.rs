@@ -110,23 +110,21 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitReplaceNative<'
     })
 }
 
-/// Abandons a staged replacement: its written files and its staging table go.
+/// Abandons a staged replacement: its staging table goes with every file written into it.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_abortReplaceNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     staging: JString<'l>,
-    files: JObjectArray<'l>,
     options: JObjectArray<'l>,
 ) {
     entry(&mut env, |env| {
         let staging = string(env, &staging)?;
-        let files = data_files_arg(env, &files)?;
         let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
-        Ok(table.abort_replace(&staging, &files, &options)?)
+        Ok(table.abort_replace(&staging, &options)?)
     })
 }
 

@@ -198,13 +198,11 @@ impl Table {
         Ok(committed)
     }
 
-    /// Abandons a replacement staged at `staging`: the data files `files` written for it and the
-    /// staging table go; the table is as it was.
-    pub fn abort_replace(&self, staging: &str, files: &[DataFile], options: &HashMap<String, String>) -> Result<()> {
+    /// Abandons a replacement staged at `staging`: the staging table goes with every file written
+    /// into it (none of them is the table's); the table is as it was.
+    pub fn abort_replace(&self, staging: &str, options: &HashMap<String, String>) -> Result<()> {
         self.writable()?;
-        let staged = self.staging_table(staging, options)?;
-        staged.delete_files(files)?;
-        staged.storage.delete_table_files()
+        self.staging_table(staging, options)?.storage.delete_table_files()
     }
 
     /// The staging table at `staging`, which must lie in this table's `staging/` folder.

@@ -92,7 +92,7 @@ final class StagedReplace implements StagedTable, SupportsWrite {
             return;
         }
         try (NativeTable table = NativeTable.load(target.location(), target.options())) {
-            table.abortReplace(staging, written(), target.options());
+            table.abortReplace(staging, target.options());
         }
     }
 

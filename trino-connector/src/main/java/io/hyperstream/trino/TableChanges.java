@@ -32,6 +32,11 @@ final class TableChanges {
     private final HyperStreamConfig config;
     /** Tables a CREATE TABLE AS made and has not committed rows to yet, by query. */
     private final java.util.concurrent.ConcurrentHashMap<String, SchemaTableName> creating = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Replacements a CREATE OR REPLACE TABLE AS staged and has not committed yet, by query. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Staged> replacing = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A staged replacement: the table, where its rows are written, and the definition it commits. */
+    private record Staged(Catalog.TableRef table, String staging, ConnectorTableMetadata metadata) {}
 
     TableChanges(Schemas schemas, HyperStreamConfig config) {
         this.schemas = schemas;
@@ -55,13 +60,22 @@ final class TableChanges {
 
     io.trino.spi.connector.ConnectorOutputTableHandle beginCreate(ConnectorSession session,
             ConnectorTableMetadata tableMetadata, boolean replace) {
-        if (replace) {
-            // Its rows would be committed after the replacement, not with it: refused rather than
-            // leave the table emptied when the query fails.
-            throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT is not supported yet: "
-                    + "CREATE OR REPLACE TABLE, then INSERT");
-        }
         SchemaTableName name = tableMetadata.getTable();
+        List<io.trino.spi.type.Type> columnTypes = tableMetadata.getColumns().stream().filter(c -> !c.isHidden())
+                .map(ColumnMetadata::getType).toList();
+        Optional<Catalog.TableRef> existing = replace ? config.storedTable(name) : Optional.empty();
+        if (existing.isPresent()) {
+            if (config.tables().filter(io.hyperstream.jni.RestCatalog.class::isInstance).isPresent()) {
+                throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT on a REST catalog's table is not "
+                        + "supported yet: CREATE OR REPLACE TABLE, then INSERT");
+            }
+            // Atomic: the rows go into a staging table with the new definition, and the commit makes
+            // definition and rows one snapshot; until then, and after a failure, the table is as it was.
+            String staging = TableCreation.stageReplace(existing.get(), tableMetadata);
+            replacing.put(session.getQueryId(), new Staged(existing.get(), staging, tableMetadata));
+            return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
+                    name.getSchemaName(), name.getTableName()), staging, existing.get().options(), columnTypes);
+        }
         if (config.storedTable(name).isPresent()) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS, "table " + name + " already exists");
         }
@@ -70,14 +84,26 @@ final class TableChanges {
         // Where the catalog put it (a REST catalog chooses).
         Catalog.TableRef created = config.storedTable(name).orElseThrow(() -> new TrinoException(HyperStreamErrorCode.HYPERSTREAM_NOT_FOUND,
                 "table " + name + " was dropped while it was created"));
-        List<io.trino.spi.type.Type> types = tableMetadata.getColumns().stream().filter(c -> !c.isHidden())
-                .map(ColumnMetadata::getType).toList();
         return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
-                name.getSchemaName(), name.getTableName()), created.location(), created.options(), types);
+                name.getSchemaName(), name.getTableName()), created.location(), created.options(), columnTypes);
     }
 
     void finishCreate(ConnectorSession session, io.trino.spi.connector.ConnectorOutputTableHandle output,
             Collection<Slice> fragments) {
+        Staged staged = replacing.get(session.getQueryId());
+        if (staged != null) {
+            String[] files = fragments.stream().map(Slice::toStringUtf8).toArray(String[]::new);
+            try {
+                TableCreation.commitReplace(staged.table(), staged.staging(), staged.metadata(), files);
+            } catch (TrinoException e) {
+                if (e.getErrorCode().equals(HyperStreamErrorCode.HYPERSTREAM_COMMIT_STATE_UNKNOWN.toErrorCode())) {
+                    replacing.remove(session.getQueryId()); // it may have landed: the cleanup keeps its files
+                }
+                throw e;
+            }
+            replacing.remove(session.getQueryId());
+            return;
+        }
         try {
             commitDataFiles(((HyperStreamTableInsertHandle) output).target(), fragments);
         } catch (TrinoException e) {
@@ -95,6 +121,10 @@ final class TableChanges {
         SchemaTableName created = creating.remove(session.getQueryId());
         if (created != null) {
             dropStored(created);
+        }
+        Staged staged = replacing.remove(session.getQueryId());
+        if (staged != null) {
+            TableCreation.abortReplace(staged.table(), staged.staging());
         }
     }
 

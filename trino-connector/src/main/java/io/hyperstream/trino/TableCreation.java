@@ -82,6 +82,44 @@ final class TableCreation {
         });
     }
 
+    /**
+     * CREATE OR REPLACE TABLE ... AS of {@code table}, staged: nothing of the table changes, and the
+     * staging table returned (with the definition {@code metadata} gives, field ids included) takes
+     * the query's rows; {@link #commitReplace} makes definition and rows one snapshot.
+     */
+    static String stageReplace(Catalog.TableRef table, ConnectorTableMetadata metadata) {
+        Schema schema = arrowSchema(metadata);
+        Map<String, String> properties = nativeProperties(metadata);
+        return nativeCall(() -> {
+            try (BufferAllocator allocator = Allocators.child("trino-replace");
+                    NativeTable stored = table.open()) {
+                return stored.stageReplace(allocator, schema, properties, table.options());
+            }
+        });
+    }
+
+    /** Commits a replacement {@link #stageReplace} staged at {@code staging} with the data files written into it. */
+    static void commitReplace(Catalog.TableRef table, String staging, ConnectorTableMetadata metadata, String[] files) {
+        Schema schema = arrowSchema(metadata);
+        Map<String, String> properties = nativeProperties(metadata);
+        nativeCall(() -> {
+            try (BufferAllocator allocator = Allocators.child("trino-replace");
+                    NativeTable stored = table.open()) {
+                return stored.commitReplace(allocator, staging, schema, properties, files, table.options());
+            }
+        });
+    }
+
+    /** Abandons a replacement staged at {@code staging}: the table stays as it was. */
+    static void abortReplace(Catalog.TableRef table, String staging) {
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                stored.abortReplace(staging, table.options());
+                return null;
+            }
+        });
+    }
+
     /** The native table properties the Trino ones stand for. */
     private static Map<String, String> nativeProperties(ConnectorTableMetadata metadata) {
         Map<String, String> properties = new java.util.HashMap<>();

@@ -435,9 +435,19 @@ class TestStoredTables {
         assertEquals(4.0, runner.execute("SELECT sum(score) FROM redo.t").getOnlyValue());
         // The old rows, under the old columns.
         assertEquals("b", runner.execute("SELECT name FROM redo.t FOR VERSION AS OF " + before + " WHERE id = 2").getOnlyValue());
-        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute("CREATE OR REPLACE TABLE redo.t AS SELECT 1 AS x"));
-        assertTrue(e.getMessage().contains("not supported yet"), e.getMessage());
-        assertEquals(2L, runner.execute("SELECT count(*) FROM redo.t").getOnlyValue(), "a refused replacement changes nothing");
+        // CREATE OR REPLACE TABLE ... AS is atomic: the rewrite-in-place idiom keeps exactly the selected
+        // rows in one new snapshot; a query that fails leaves the table as it was.
+        long snapshots = (long) runner.execute("SELECT count(*) FROM redo.\"t$snapshots\"").getOnlyValue();
+        runner.execute("CREATE OR REPLACE TABLE redo.t AS SELECT id, score FROM redo.t WHERE id > 3");
+        assertEquals(List.of("4:2.5"), runner.execute("SELECT id, score FROM redo.t").getMaterializedRows().stream()
+                .map(r -> r.getField(0) + ":" + r.getField(1)).toList());
+        assertEquals(snapshots + 1, runner.execute("SELECT count(*) FROM redo.\"t$snapshots\"").getOnlyValue());
+        RuntimeException e = assertThrows(RuntimeException.class, () -> runner.execute(
+                "CREATE OR REPLACE TABLE redo.t AS SELECT id, CAST(1 / (id - 4) AS double) AS score FROM redo.t"));
+        assertTrue(e.getMessage().contains("Division by zero"), e.getMessage());
+        assertEquals(List.of("4:2.5"), runner.execute("SELECT id, score FROM redo.t").getMaterializedRows().stream()
+                .map(r -> r.getField(0) + ":" + r.getField(1)).toList(), "a failed replacement changes nothing");
+        assertEquals(snapshots + 1, runner.execute("SELECT count(*) FROM redo.\"t$snapshots\"").getOnlyValue());
         // Replacing a table that is not there creates it.
         runner.execute("CREATE OR REPLACE TABLE redo.fresh (x bigint)");
         assertEquals(0L, runner.execute("SELECT count(*) FROM redo.fresh").getOnlyValue());

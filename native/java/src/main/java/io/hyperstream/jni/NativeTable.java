@@ -87,10 +87,10 @@ public final class NativeTable extends NativeHandle {
         });
     }
 
-    /** Abandons a replacement staged at {@code staging}: the data files written for it and the staging table go. */
-    public void abortReplace(String staging, String[] dataFiles, Map<String, String> storageOptions) {
+    /** Abandons a replacement staged at {@code staging}: the staging table goes with every file written into it. */
+    public void abortReplace(String staging, Map<String, String> storageOptions) {
         call(h -> {
-            abortReplaceNative(h, staging, dataFiles, flatten(storageOptions));
+            abortReplaceNative(h, staging, flatten(storageOptions));
             return null;
         });
     }
@@ -834,7 +834,7 @@ public final class NativeTable extends NativeHandle {
     private static native long commitReplaceNative(long handle, String staging, long schemaAddress, String[] properties,
             String[] dataFiles, String[] options);
 
-    private static native void abortReplaceNative(long handle, String staging, String[] dataFiles, String[] options);
+    private static native void abortReplaceNative(long handle, String staging, String[] options);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
