@@ -763,9 +763,24 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowCountNative<'l>(
     })
 }
 
-/// Sets `keys[i]` to `values[i]` (null: removes it) for Iceberg's Parquet write properties, as one commit.
+/// The table's properties, as key, value, key, value, ...
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setWritePropertiesNative<'l>(
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_propertiesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let flat: Vec<String> =
+            lock(&cell).metadata().properties.iter().flat_map(|(k, v)| [k.clone(), v.clone()]).collect();
+        string_array(env, &flat)
+    })
+}
+
+/// Sets `keys[i]` to `values[i]` (null: removes it) as table properties, as one commit.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setPropertiesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
@@ -790,7 +805,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setWritePropertiesNat
             };
             changes.push((key, value));
         }
-        lock(&cell).set_write_properties(&changes)?;
+        lock(&cell).set_properties(&changes)?;
         Ok(())
     })
 }

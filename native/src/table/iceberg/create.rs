@@ -35,7 +35,7 @@ impl Definition {
             }
         }
         for (key, value) in &properties {
-            check_write_property(key, value)?;
+            check_property(key, value)?;
         }
         let (iceberg, vectors) = Schema::from_arrow(schema)?;
         let iceberg = iceberg.shifted(first_id);

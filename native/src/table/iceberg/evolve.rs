@@ -3,19 +3,23 @@
 use super::*;
 
 impl Table {
-    /// Sets (Some) or removes (None) Iceberg's write properties ([`is_write_property`]: bloom filter
-    /// columns, the Parquet codec, the target file size) as one commit; they apply to the files
-    /// written after. Other keys are refused: the table's own settings change through their own calls.
-    pub fn set_write_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
+    /// Sets (Some) or removes (None) table properties as one commit (ALTER TABLE SET / UNSET
+    /// TBLPROPERTIES): any key a user may give ([`check_property`]: Iceberg's write properties, such
+    /// as bloom filter columns, the Parquet codec or the target file size, apply to the files written
+    /// after; other keys are kept as given). The format version, reserved keys and the keys that
+    /// change through their own calls (indexes, partitioning, vector columns) are refused by name.
+    pub fn set_properties(&mut self, changes: &[(String, Option<String>)]) -> Result<()> {
         self.writable()?;
         for (key, value) in changes {
-            if !is_write_property(key) {
+            if key == FORMAT_VERSION || (key.starts_with("hyperstream.") && key != ROW_GROUP_ROWS) {
                 return Err(Error::invalid(format!(
-                    "table property '{key}' cannot be changed here: only write.parquet.* and {TARGET_FILE_SIZE}"
+                    "table property '{key}' cannot be set or unset here: it changes through its own statement"
                 )));
             }
-            if let Some(value) = value {
-                check_write_property(key, value)?;
+            match value {
+                Some(value) => check_property(key, value)?,
+                None if RESERVED_PROPERTIES.contains(&key.as_str()) => check_property(key, "")?,
+                None => {}
             }
         }
         self.commit_properties(changes)

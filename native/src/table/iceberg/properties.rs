@@ -109,6 +109,50 @@ pub fn scalar_index_property(field_id: i32) -> String {
     format!("hyperstream.scalar.{field_id}.index")
 }
 
+/// Iceberg's reserved table properties: they describe the metadata itself and are never stored.
+pub const RESERVED_PROPERTIES: [&str; 8] = [
+    "uuid",
+    "snapshot-count",
+    "current-snapshot-id",
+    "current-snapshot-summary",
+    "current-snapshot-timestamp-ms",
+    "current-schema",
+    "default-partition-spec",
+    "default-sort-order",
+];
+
+/// Whether `key` is one of HyperStream's own table properties: those a user gives ([`ROW_GROUP_ROWS`],
+/// [`INDEX_COLUMNS`], [`PARTITIONING`], [`SORTED_BY`]) and those the library keeps per field id.
+fn is_own_property(key: &str) -> bool {
+    if [ROW_GROUP_ROWS, INDEX_COLUMNS, PARTITIONING, SORTED_BY].contains(&key) {
+        return true;
+    }
+    let per_field = |prefix: &str, suffixes: &[&str]| {
+        key.strip_prefix(prefix)
+            .and_then(|rest| rest.split_once('.'))
+            .is_some_and(|(id, suffix)| id.parse::<i32>().is_ok() && suffixes.contains(&suffix))
+    };
+    per_field("hyperstream.vector.", &["dimension", "index"]) || per_field("hyperstream.scalar.", &["index"])
+}
+
+/// Checks a table property a user gives: any key is kept (as Iceberg keeps them), but a reserved one
+/// and a `hyperstream.*` key this library does not know are refused by name, and Iceberg's write
+/// properties must hold values that work.
+pub(super) fn check_property(key: &str, value: &str) -> Result<()> {
+    if RESERVED_PROPERTIES.contains(&key) {
+        return Err(Error::invalid(format!(
+            "table property '{key}' is reserved: Iceberg derives it from the table's metadata"
+        )));
+    }
+    if key.starts_with("hyperstream.") && !is_own_property(key) {
+        return Err(Error::invalid(format!(
+            "unknown table property '{key}': HyperStream's own are {ROW_GROUP_ROWS}, {INDEX_COLUMNS}, {PARTITIONING} and \
+             {SORTED_BY}"
+        )));
+    }
+    check_write_property(key, value)
+}
+
 pub(super) fn set_properties(metadata: &mut TableMetadata, changes: &[(String, Option<String>)]) {
     for (key, value) in changes {
         match value {

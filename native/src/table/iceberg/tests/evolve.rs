@@ -270,3 +270,40 @@ fn a_column_added_with_a_default_reads_it_in_older_files_and_takes_it_where_a_wr
     let refused = v2.add_column_with_default(&score, Some(&serde_json::json!(7)));
     assert!(matches!(refused, Err(Error::InvalidArgument(m)) if m.contains("format version 3")));
 }
+
+#[test]
+fn user_properties_are_kept_and_reserved_or_unknown_own_ones_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let properties = BTreeMap::from([
+        ("owner.team".to_owned(), "x".to_owned()),
+        ("write.merge.isolation-level".to_owned(), "serializable".to_owned()),
+        (ROW_GROUP_ROWS.to_owned(), "1000".to_owned()),
+    ]);
+    let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
+    let kept = &Table::load(&location, &HashMap::new()).unwrap().metadata().properties.clone();
+    assert_eq!(kept["owner.team"], "x");
+    assert_eq!(kept["write.merge.isolation-level"], "serializable");
+    assert_eq!(kept[ROW_GROUP_ROWS], "1000");
+    for (key, says) in [("uuid", "reserved"), ("hyperstream.bogus", "unknown table property 'hyperstream.bogus'")] {
+        let at = dir.path().join(key.replace('.', "-"));
+        let refused = Table::create(
+            at.to_str().unwrap(),
+            &schema(),
+            BTreeMap::from([(key.to_owned(), "1".to_owned())]),
+            &HashMap::new(),
+        );
+        assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains(says)), "{refused:?}");
+        let refused = table.set_properties(&[(key.to_owned(), Some("1".to_owned()))]);
+        assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains(key)), "{refused:?}");
+    }
+    table
+        .set_properties(&[("owner.team".to_owned(), Some("y".to_owned())), ("note".to_owned(), Some("n".to_owned()))])
+        .unwrap();
+    table.set_properties(&[("write.merge.isolation-level".to_owned(), None)]).unwrap();
+    let kept = Table::load(&location, &HashMap::new()).unwrap().metadata().properties.clone();
+    assert_eq!((kept["owner.team"].as_str(), kept["note"].as_str()), ("y", "n"));
+    assert!(!kept.contains_key("write.merge.isolation-level"));
+    let refused = table.set_properties(&[(FORMAT_VERSION.to_owned(), Some("3".to_owned()))]);
+    assert!(matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("format-version")), "{refused:?}");
+}

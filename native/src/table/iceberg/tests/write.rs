@@ -105,13 +105,13 @@ fn icebergs_compression_properties_choose_the_codec_of_the_files_written_after()
     let mut table = Table::create(&location, &schema(), properties, &HashMap::new()).unwrap();
     table.append(reader(vec![batch(0..10)])).unwrap();
     table
-        .set_write_properties(&[
+        .set_properties(&[
             (COMPRESSION_CODEC.to_owned(), Some("gzip".to_owned())),
             (COMPRESSION_LEVEL.to_owned(), Some("9".to_owned())),
         ])
         .unwrap();
     table.append(reader(vec![batch(10..20)])).unwrap();
-    table.set_write_properties(&[(COMPRESSION_CODEC.to_owned(), None), (COMPRESSION_LEVEL.to_owned(), None)]).unwrap();
+    table.set_properties(&[(COMPRESSION_CODEC.to_owned(), None), (COMPRESSION_LEVEL.to_owned(), None)]).unwrap();
     table.append(reader(vec![batch(20..30)])).unwrap();
     let mut files = table.data_files(table.metadata().current_snapshot()).unwrap();
     files.sort_by_key(|f| f.lower_bounds[&1].clone());
@@ -126,7 +126,7 @@ fn icebergs_compression_properties_choose_the_codec_of_the_files_written_after()
         (COMPRESSION_LEVEL, "high", "an integer"),
         (COMPRESSION_LEVEL, "99", "compression-level"),
     ] {
-        let err = table.set_write_properties(&[(key.to_owned(), Some(value.to_owned()))]).unwrap_err();
+        let err = table.set_properties(&[(key.to_owned(), Some(value.to_owned()))]).unwrap_err();
         assert!(matches!(&err, Error::InvalidArgument(m) if m.contains(says)), "{err}");
         let err = Table::create(
             dir.path().join("u").to_str().unwrap(),

@@ -308,28 +308,35 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
      */
     record Definition(org.apache.arrow.vector.types.pojo.Schema schema, Map<String, String> kept, Map<String, String> vectorIndexes) {}
 
+    /** The properties Spark passes that describe the statement rather than the table. */
+    private static final java.util.Set<String> SPARK_RESERVED = java.util.Set.of(TableCatalog.PROP_PROVIDER,
+            TableCatalog.PROP_LOCATION, TableCatalog.PROP_EXTERNAL, TableCatalog.PROP_IS_MANAGED_LOCATION);
+
     static Definition definition(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
         Map<String, Integer> vectors = new HashMap<>();
         Map<String, String> kept = new HashMap<>();
         Map<String, String> vectorIndexes = new HashMap<>();
         for (Map.Entry<String, String> p : properties.entrySet()) {
             String key = p.getKey();
+            if (SPARK_RESERVED.contains(key) || key.startsWith(TableCatalog.OPTION_PREFIX)) {
+                continue; // Spark's own (the provider, LOCATION, OPTIONS), not the table's
+            }
             if (PathOptions.indexedColumn(key) != null) {
                 vectorIndexes.put(PathOptions.indexedColumn(key), HyperStreamWrite.checkedIndex("table property '" + key + "'", p.getValue()));
+                continue;
             }
-            if (key.startsWith("hyperstream.") || NativeTable.isWriteProperty(key) || key.equals(NativeTable.FORMAT_VERSION)) {
-                // The table's own settings (hyperstream.write.row-group-rows), Iceberg's write
-                // settings (write.parquet.bloom-filter-enabled.column.<name>, write.target-file-size-bytes)
-                // and format version.
+            if (!(key.startsWith("vector.") && key.endsWith(".dimension"))) {
+                // Every other property is the table's, as Iceberg keeps them: its own settings
+                // (hyperstream.write.row-group-rows), Iceberg's (write.parquet.*, format-version,
+                // write.merge.isolation-level, ...) and the user's; the library refuses reserved ones.
                 kept.put(key, p.getValue());
+                continue;
             }
-            if (key.startsWith("vector.") && key.endsWith(".dimension")) {
-                String column = key.substring("vector.".length(), key.length() - ".dimension".length());
-                try {
-                    vectors.put(column, Limits.dimension("table property '" + key + "'", Long.parseLong(p.getValue().trim())));
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("table property '" + key + "' must be an integer, got '" + p.getValue() + "'", e);
-                }
+            String column = key.substring("vector.".length(), key.length() - ".dimension".length());
+            try {
+                vectors.put(column, Limits.dimension("table property '" + key + "'", Long.parseLong(p.getValue().trim())));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("table property '" + key + "' must be an integer, got '" + p.getValue() + "'", e);
             }
         }
         if (partitions.length > 0) {
@@ -349,6 +356,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
         Catalog.TableRef target = checked(namespace + "." + ident.name(), () -> tables.newTable(namespace, ident.name()))
                 .orElseThrow(() -> new TableAlreadyExistsException(ident));
         Definition definition = definition(ident, schema, partitions, properties);
+        checkLocation(ident, target, properties.get(TableCatalog.PROP_LOCATION));
         try (BufferAllocator allocator = Allocators.child("spark-create");
                 NativeTable table = NativeTable.create(target.location(), definition.schema(), definition.kept(),
                         target.options(), allocator)) {
@@ -357,6 +365,22 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
             return new HyperStreamPathTable(pathOptions(created, Map.of()), SparkTypes.toStructType(table.schema(allocator)));
         } catch (NoSuchTableException dropped) {
             throw new IllegalStateException("table " + ident + " was dropped while it was created", dropped);
+        }
+    }
+
+    /**
+     * A directory catalog keeps each table at {@code <root>/<namespace>/<table>}: a LOCATION is
+     * honoured when it names that place and refused by name otherwise (a table elsewhere could not be
+     * found by its name). A REST catalog takes the location it is given.
+     */
+    private void checkLocation(Identifier ident, Catalog.TableRef target, String location) {
+        if (location == null || !(tables instanceof CatalogRoot)) {
+            return;
+        }
+        String asked = location.replaceFirst("^file:(//)?", "").replaceAll("/+$", "");
+        if (!Path.of(asked).toAbsolutePath().normalize().equals(Path.of(target.location()).toAbsolutePath().normalize())) {
+            throw new IllegalArgumentException("LOCATION '" + location + "' of " + ident + ": this catalog keeps the table at "
+                    + target.location() + "; give no LOCATION, or that one");
         }
     }
 
@@ -477,17 +501,16 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
             String column = PathOptions.indexedColumn(remove.property());
             return table -> HyperStreamWrite.applyVectorIndex(table, column, PathOptions.NO_INDEX);
         }
-        if (change instanceof TableChange.SetProperty set && NativeTable.isWriteProperty(set.property())) {
-            return table -> table.setWriteProperties(Map.of(set.property(), set.value()));
+        if (change instanceof TableChange.SetProperty set) {
+            return table -> table.setProperties(Map.of(set.property(), set.value()));
         }
-        if (change instanceof TableChange.RemoveProperty remove && NativeTable.isWriteProperty(remove.property())) {
+        if (change instanceof TableChange.RemoveProperty remove) {
             Map<String, String> removal = new HashMap<>();
             removal.put(remove.property(), null);
-            return table -> table.setWriteProperties(removal);
+            return table -> table.setProperties(removal);
         }
         throw new UnsupportedOperationException("ALTER TABLE " + ident + ": HyperStream tables take ADD COLUMNS, DROP COLUMN, "
-                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES ('" + INDEX_COLUMNS + "', 'vector.<column>.index', 'write.parquet.*', 'write.target-file-size-bytes'), not "
-                + change.getClass().getSimpleName());
+                + "RENAME COLUMN and SET / UNSET TBLPROPERTIES, not " + change.getClass().getSimpleName());
     }
 
     /** The table property naming the columns with a scalar index (comma-separated). */

@@ -67,7 +67,7 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
     @Override
     public Map<String, String> properties() {
         try (NativeTable table = options.openRead()) {
-            Map<String, String> properties = new java.util.HashMap<>();
+            Map<String, String> properties = new java.util.HashMap<>(table.properties());
             properties.put(NativeTable.FORMAT_VERSION, Integer.toString(table.formatVersion()));
             List<String> order = table.sortOrder();
             if (!order.isEmpty()) {

@@ -78,6 +78,37 @@ class SparkCatalogTest {
         }
     }
 
+    /** Every user property persists as Iceberg keeps them; reserved and unknown own ones, and a LOCATION elsewhere, are refused by name. */
+    @Test
+    void tablePropertiesAreKeptAndBadOnesRefusedByName() {
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.props");
+        sql("CREATE TABLE lake.props.t (id BIGINT) USING hyperstream TBLPROPERTIES "
+                + "('write.merge.isolation-level' = 'serializable', 'owner.team' = 'x')");
+        Map<String, String> shown = new java.util.HashMap<>();
+        sql("SHOW TBLPROPERTIES lake.props.t").forEach(r -> shown.put(r.getString(0), r.getString(1)));
+        assertEquals("serializable", shown.get("write.merge.isolation-level"), shown.toString());
+        assertEquals("x", shown.get("owner.team"), shown.toString());
+        sql("ALTER TABLE lake.props.t SET TBLPROPERTIES ('owner.team' = 'y', 'note' = 'n')");
+        sql("ALTER TABLE lake.props.t UNSET TBLPROPERTIES ('write.merge.isolation-level')");
+        shown.clear();
+        sql("SHOW TBLPROPERTIES lake.props.t").forEach(r -> shown.put(r.getString(0), r.getString(1)));
+        assertEquals("y", shown.get("owner.team"));
+        assertEquals("n", shown.get("note"));
+        assertFalse(shown.containsKey("write.merge.isolation-level"));
+        String unknown = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.props.u (id BIGINT) USING hyperstream "
+                + "TBLPROPERTIES ('hyperstream.bogus' = '1')")).getMessage();
+        assertTrue(unknown.contains("hyperstream.bogus"), unknown);
+        String elsewhere = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.props.v (id BIGINT) USING hyperstream "
+                + "LOCATION '" + root.resolve("elsewhere") + "'")).getMessage();
+        assertTrue(elsewhere.contains("LOCATION"), elsewhere);
+        sql("CREATE TABLE lake.props.w (id BIGINT) USING hyperstream LOCATION '" + root.resolve("props").resolve("w") + "'");
+        assertEquals(0L, sql("SELECT count(*) FROM lake.props.w").get(0).getLong(0));
+        // A table named metadata leaves its namespace a namespace.
+        sql("CREATE TABLE lake.props.metadata (id BIGINT) USING hyperstream");
+        List<String> tables = sql("SHOW TABLES IN lake.props").stream().map(r -> r.getString(1)).sorted().toList();
+        assertEquals(List.of("metadata", "t", "w"), tables);
+    }
+
     /** Write tasks hold a bounded buffer: an INSERT rolls files at the table's target size, losing no row. */
     @Test
     void insertsRollDataFilesAtTheTablesTargetSize() throws Exception {

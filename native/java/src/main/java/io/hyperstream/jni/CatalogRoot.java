@@ -131,8 +131,25 @@ public final class CatalogRoot implements Catalog {
                 + "metadata names files by absolute path; keep tables in a REST catalog to rename them");
     }
 
+    /**
+     * Whether {@code dir} is a table: its {@code metadata/} holds the version hint or a metadata
+     * version ({@code vN.metadata.json}), as Iceberg's file-system tables do. A folder name alone
+     * never decides it, so {@code metadata} and {@code data} are table names like any other (a
+     * namespace holding a table named {@code metadata} stays a namespace).
+     */
     public static boolean isTable(Path dir) {
-        return Files.isDirectory(dir.resolve(METADATA));
+        Path metadata = dir.resolve(METADATA);
+        if (Files.isRegularFile(metadata.resolve("version-hint.text"))) {
+            return true;
+        }
+        if (!Files.isDirectory(metadata)) {
+            return false;
+        }
+        try (var files = Files.list(metadata)) {
+            return files.anyMatch(p -> Files.isRegularFile(p) && p.getFileName().toString().matches("v\\d+\\.metadata\\.json"));
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     /** The namespaces: directories under the root that are not tables and whose names pass the rule. */

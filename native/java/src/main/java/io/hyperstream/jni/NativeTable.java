@@ -319,14 +319,26 @@ public final class NativeTable extends NativeHandle {
     }
 
     /**
-     * Sets (a value) or removes (null) Iceberg's write properties ({@link #isWriteProperty}: e.g.
-     * {@code write.parquet.bloom-filter-enabled.column.<col>}, {@code write.target-file-size-bytes})
-     * as one commit; they apply to the data files written after.
+     * Sets (a value) or removes (null) table properties as one commit (ALTER TABLE SET / UNSET
+     * TBLPROPERTIES): Iceberg's write properties ({@link #isWriteProperty}: e.g. {@code
+     * write.parquet.bloom-filter-enabled.column.<col>}, {@code write.target-file-size-bytes}) apply to
+     * the data files written after; any other key is kept as given. Reserved keys, an unknown {@code
+     * hyperstream.*} key and those that change through their own calls are refused by name.
      */
-    public void setWriteProperties(Map<String, String> changes) {
+    public void setProperties(Map<String, String> changes) {
         String[] keys = changes.keySet().toArray(String[]::new);
         String[] values = java.util.Arrays.stream(keys).map(changes::get).toArray(String[]::new);
-        run(h -> setWritePropertiesNative(h, keys, values));
+        run(h -> setPropertiesNative(h, keys, values));
+    }
+
+    /** The table's properties, as its metadata keeps them. */
+    public Map<String, String> properties() {
+        String[] flat = call(NativeTable::propertiesNative);
+        Map<String, String> properties = new java.util.TreeMap<>();
+        for (int i = 0; i + 1 < flat.length; i += 2) {
+            properties.put(flat[i], flat[i + 1]);
+        }
+        return properties;
     }
 
     /**
@@ -853,7 +865,9 @@ public final class NativeTable extends NativeHandle {
     private static native long rowCountNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
             long asOfMillis);
 
-    private static native void setWritePropertiesNative(long handle, String[] keys, String[] values);
+    private static native void setPropertiesNative(long handle, String[] keys, String[] values);
+
+    private static native String[] propertiesNative(long handle);
 
     private static native void columnStatisticsNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
             long asOfMillis, long streamAddress);

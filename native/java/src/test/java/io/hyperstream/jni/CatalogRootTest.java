@@ -36,7 +36,7 @@ class CatalogRootTest {
     void symbolicLinksOutOfTheRootAreRefusedAndLinksInsideItAreNot() throws Exception {
         Path root = Files.createDirectories(dir.resolve("root"));
         Path outside = Files.createDirectories(dir.resolve("outside"));
-        Files.createDirectories(root.resolve("db").resolve("t").resolve("metadata"));
+        Files.writeString(Files.createDirectories(root.resolve("db").resolve("t").resolve("metadata")).resolve("version-hint.text"), "1");
         Files.createSymbolicLink(root.resolve("out"), outside);
         Files.createSymbolicLink(root.resolve("alias"), Path.of("db"));
         Files.createSymbolicLink(root.resolve("db").resolve("escape"), Path.of("..", "..", "outside"));
@@ -52,10 +52,26 @@ class CatalogRootTest {
         assertTrue(catalog.namespaceExists("db"));
         assertFalse(catalog.namespaceExists("missing"));
         // Listings leave out what leads elsewhere, tables directly under the root, and names the rule refuses.
-        Files.createDirectories(root.resolve("stray-table").resolve("metadata"));
+        Files.writeString(Files.createDirectories(root.resolve("stray-table").resolve("metadata")).resolve("v1.metadata.json"), "{}");
         assertEquals(List.of("alias", "db"), catalog.namespaces());
         assertEquals(List.of("t"), catalog.tables("db"));
         assertEquals(List.of(), catalog.tables("missing"));
+    }
+
+    /** A table is known by its metadata, never by a folder's name: tables named metadata and data live in a namespace like others. */
+    @Test
+    void tablesNamedMetadataOrDataLeaveTheirNamespaceANamespace() throws Exception {
+        Path root = Files.createDirectories(dir.resolve("named"));
+        CatalogRoot catalog = new CatalogRoot(root);
+        for (String name : List.of("metadata", "data", "t")) {
+            Files.writeString(Files.createDirectories(catalog.table("ns", name).resolve("metadata")).resolve("version-hint.text"), "1");
+        }
+        Files.createDirectories(root.resolve("ns").resolve("empty").resolve("metadata"));
+        assertTrue(catalog.namespaceExists("ns"));
+        assertEquals(List.of("ns"), catalog.namespaces());
+        assertEquals(List.of("data", "metadata", "t"), catalog.tables("ns"));
+        assertEquals(Optional.of(root.resolve("ns").resolve("metadata")), catalog.existingTable("ns", "metadata"));
+        assertEquals(Optional.empty(), catalog.existingTable("ns", "empty"), "a folder named metadata is not a table");
     }
 
     @Test
