@@ -146,8 +146,13 @@ record HyperStreamConfig(long sampleRows, int sampleDimension, long sampleSeed, 
     }
 
     /** Stored table {@code name} when it exists. */
+    /**
+     * The stored table {@code name}, as handles carry it: without the catalog's secrets, which stay in
+     * this node's catalog ({@link io.hyperstream.jni.CatalogSecrets}) and are put back where the table opens.
+     */
     Optional<Catalog.TableRef> storedTable(SchemaTableName name) {
-        return tables.flatMap(t -> HyperStreamErrorCode.named(() -> t.tableRef(name.getSchemaName(), name.getTableName())));
+        return tables.flatMap(t -> HyperStreamErrorCode.named(() -> t.tableRef(name.getSchemaName(), name.getTableName())))
+                .map(ref -> new Catalog.TableRef(ref.location(), io.hyperstream.jni.CatalogSecrets.withoutSecrets(ref.options())));
     }
 
     private static long parse(Map<String, String> properties, String key, long fallback) {

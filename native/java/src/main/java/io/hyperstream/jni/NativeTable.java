@@ -35,7 +35,7 @@ public final class NativeTable extends NativeHandle {
         try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
             Data.exportSchema(allocator, schema, null, ffi);
             return new NativeTable(createNative(location, ffi.memoryAddress(), flatten(properties),
-                    flatten(storageOptions)), location);
+                    flatten(CatalogSecrets.withSecrets(storageOptions))), location);
         }
     }
 
@@ -110,7 +110,7 @@ public final class NativeTable extends NativeHandle {
      */
     public static NativeTable loadAt(String location, Map<String, String> storageOptions, TableVersion version) {
         NativeLibrary.load();
-        return new NativeTable(loadNative(location, flatten(storageOptions), version.snapshotId() != null,
+        return new NativeTable(loadNative(location, flatten(CatalogSecrets.withSecrets(storageOptions)), version.snapshotId() != null,
                 version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero()), location);
     }
 

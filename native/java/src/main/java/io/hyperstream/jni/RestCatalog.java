@@ -63,6 +63,7 @@ public final class RestCatalog implements Catalog {
             throw new InvalidArgumentException("REST catalog " + name + ": its uri is not set");
         }
         this.options = Map.copyOf(options);
+        CatalogSecrets.register(this.options);
     }
 
     public String name() {

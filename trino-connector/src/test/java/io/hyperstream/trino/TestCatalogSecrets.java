@@ -1,0 +1,64 @@
+package io.hyperstream.trino;
+
+import static io.trino.testing.TestingSession.testSessionBuilder;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hyperstream.jni.RestCatalogTestServer;
+import io.trino.testing.DistributedQueryRunner;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A REST catalog's token stays in the catalog: no EXPLAIN of any statement kind and no query info
+ * (what the Web UI shows every user) holds it, while every statement still reaches the catalog.
+ */
+class TestCatalogSecrets {
+    private static final String CANARY = "canary-token-7f3a91c2";
+
+    @Test
+    void theCatalogTokenNeverReachesAPlanOrTheQueryInfo() throws Exception {
+        Path dir = Files.createTempDirectory("hyperstream-secrets");
+        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir);
+                DistributedQueryRunner runner = DistributedQueryRunner.builder(
+                        testSessionBuilder().setCatalog("lake").setSchema("db").build()).build()) {
+            IsolatedPlugin.install(runner);
+            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
+                    "hyperstream.rest-catalog.uri", server.uri(), "hyperstream.rest-catalog.oauth2.token", CANARY));
+            runner.execute("CREATE SCHEMA lake.db");
+            runner.execute("CREATE TABLE lake.db.t AS SELECT * FROM (VALUES (BIGINT '1', 'a')) AS v(id, name)");
+            for (String sql : List.of("EXPLAIN INSERT INTO lake.db.t VALUES (2, 'b')",
+                    "EXPLAIN CREATE TABLE lake.db.u AS SELECT * FROM lake.db.t",
+                    "EXPLAIN SELECT * FROM lake.db.t WHERE id = 1",
+                    "EXPLAIN (TYPE IO, FORMAT JSON) SELECT * FROM lake.db.t",
+                    "EXPLAIN ANALYZE SELECT * FROM lake.db.t",
+                    "EXPLAIN UPDATE lake.db.t SET name = 'c' WHERE id = 1",
+                    "EXPLAIN DELETE FROM lake.db.t WHERE name = 'a'")) {
+                String plan = runner.execute(sql).getMaterializedRows().toString();
+                assertFalse(plan.contains(CANARY), sql + " shows the catalog's token: " + plan);
+                assertTrue(plan.contains("lake"), plan);
+            }
+            runner.execute("INSERT INTO lake.db.t VALUES (2, 'b')");
+            var select = runner.executeWithPlan(runner.getDefaultSession(), "SELECT count(*) FROM lake.db.t");
+            assertEquals(2L, select.result().getOnlyValue());
+            String info = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create(runner.getCoordinator().getBaseUrl() + "/v1/query/" + select.queryId()))
+                    .header("X-Trino-User", "user").build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(info.contains("lake"), info.substring(0, Math.min(info.length(), 500)));
+            // Trino itself lists each catalog's properties as its catalog file gives them (which is why a
+            // catalog file names secrets as ${ENV:...}); nothing else may hold the token.
+            String beyondTheCatalogFile = info.replace("\"hyperstream.rest-catalog.oauth2.token\":\"" + CANARY + "\"", "");
+            int at = beyondTheCatalogFile.indexOf(CANARY);
+            assertFalse(at >= 0, () -> "the query info holds the catalog's token: ..."
+                    + beyondTheCatalogFile.substring(Math.max(0, at - 400), Math.min(beyondTheCatalogFile.length(), at + 100)));
+        }
+    }
+}
