@@ -8,7 +8,7 @@ use jni::objects::{JClass, JObjectArray, JString};
 use jni::sys::jboolean;
 use jni::{Env, EnvUnowned};
 
-use crate::table::rest::{storage_options, RestCatalog, RestSettings, TableIdent};
+use crate::table::rest::{RestCatalog, RestSettings, TableIdent};
 use crate::Error;
 
 use super::*;
@@ -153,23 +153,11 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_dropTableNative<'l>(
     purge: jboolean,
 ) -> jboolean {
     entry(&mut env, |env| {
-        let options: HashMap<String, String> = pairs(env, &settings)?.into_iter().collect();
         let catalog = catalog(env, &settings)?;
         let table = ident(env, &levels, &name)?;
-        let loaded = match catalog.load_table(&table) {
-            Ok(loaded) => loaded,
-            Err(Error::NotFound(_)) => return Ok(false),
-            Err(e) => return Err(e.into()),
-        };
-        if !catalog.drop_table(&table, purge)? {
-            return Ok(false);
-        }
-        if purge {
-            let storage =
-                crate::storage::Storage::open(&loaded.metadata.location, &storage_options(&loaded.config, &options))?;
-            storage.delete_table_files()?;
-        }
-        Ok(true)
+        // The server drops it (and purges, when asked, what it owns); the files this library deletes
+        // on a purge are only those the table's own metadata reaches (`NativeTable.purgeFiles`).
+        Ok(catalog.drop_table(&table, purge)?)
     })
 }
 

@@ -66,6 +66,20 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_replaceNative<'l>(
     })
 }
 
+/// Deletes the files the table's metadata reaches (a purge); returns how many.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_purgeFilesNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jlong {
+    entry(&mut env, |_| {
+        let cell = table_of(handle)?;
+        let table = lock(&cell).clone();
+        Ok(table.purge_files()? as jlong)
+    })
+}
+
 /// Stages a replacement of the table; returns the staging table's location.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_stageReplaceNative<'l>(

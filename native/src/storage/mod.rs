@@ -223,6 +223,22 @@ impl Storage {
         Ok(())
     }
 
+    /// For a local location, removes the folders `subs` and then the location's own where they are
+    /// empty (an object store has no folders); anything still in them stays.
+    pub fn remove_empty_folders(&self, subs: &[&str]) {
+        let Some(dir) = &self.local else { return };
+        for sub in subs {
+            let folder = dir.join(sub);
+            // Deepest first: a folder empties as its children go.
+            let mut folders: Vec<std::path::PathBuf> = walk_folders(&folder);
+            folders.sort_by_key(|f| std::cmp::Reverse(f.components().count()));
+            for f in folders {
+                let _ = std::fs::remove_dir(f);
+            }
+        }
+        let _ = std::fs::remove_dir(dir);
+    }
+
     /// Relative paths of every object under `prefix`, each with its last change in epoch milliseconds.
     pub fn list_modified(&self, prefix: &str) -> Result<Vec<(String, i64)>> {
         let path = self.path(prefix);
@@ -386,6 +402,20 @@ fn io(path: &str, source: std::io::Error) -> Error {
 
 fn store_error(path: &str, e: object_store::Error) -> Error {
     Error::Io { path: path.to_owned(), source: std::io::Error::other(e.to_string()) }
+}
+
+/// `folder` and every folder under it (none when it is not there).
+fn walk_folders(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if folder.is_dir() {
+        out.push(folder.to_path_buf());
+        for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                out.extend(walk_folders(&entry.path()));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

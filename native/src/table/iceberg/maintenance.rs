@@ -121,15 +121,27 @@ impl Table {
     /// keep it: the snapshot before, while it exists, lists the file live), and its statistics and
     /// partition statistics files.
     pub(super) fn files_of(&self, metadata: &TableMetadata) -> Result<std::collections::HashSet<String>> {
+        self.files_reached(metadata, false)
+    }
+
+    /// As [`Table::files_of`]; with `missing_ok`, a manifest list or manifest that is not there
+    /// (someone else purged it) reaches nothing instead of failing.
+    fn files_reached(&self, metadata: &TableMetadata, missing_ok: bool) -> Result<std::collections::HashSet<String>> {
+        let get = |path: &str| match self.storage.get(path) {
+            Err(Error::NotFound(_)) if missing_ok => Ok(None),
+            other => other.map(Some),
+        };
         let mut referenced = std::collections::HashSet::new();
         for snapshot in &metadata.snapshots {
             let list_path = self.storage.relative(&snapshot.manifest_list)?.to_owned();
-            for manifest in read_manifest_list(&self.storage.get(&list_path)?, &snapshot.manifest_list)? {
+            let Some(list) = get(&list_path)? else { continue };
+            for manifest in read_manifest_list(&list, &snapshot.manifest_list)? {
                 let manifest_path = self.storage.relative(&manifest.manifest_path)?.to_owned();
                 if referenced.contains(&manifest_path) {
                     continue; // manifests carry over from snapshot to snapshot
                 }
-                for entry in read_manifest(&self.storage.get(&manifest_path)?, &manifest.manifest_path)? {
+                let Some(bytes) = get(&manifest_path)? else { continue };
+                for entry in read_manifest(&bytes, &manifest.manifest_path)? {
                     if entry.status != STATUS_DELETED {
                         referenced.insert(self.storage.relative(&entry.data_file.file_path)?.to_owned());
                     }
@@ -243,6 +255,36 @@ impl Table {
             }
             Ok(Some(expired.iter().map(|s| s.snapshot_id).collect()))
         })
+    }
+
+    /// Deletes the files this table's metadata reaches (DROP TABLE ... PURGE): every version's
+    /// snapshots' manifest lists, manifests, data and delete files with the index files beside them,
+    /// statistics files, the logged metadata versions, the current one and the version hint; then,
+    /// for a local table, the folders left empty. Nothing is found by listing a prefix, so a file of
+    /// another table (or one outside this table's location, which a catalog may name) is never
+    /// deleted: a reachable file outside the location fails the purge before anything is deleted.
+    /// Returns how many files it deleted.
+    pub fn purge_files(&self) -> Result<usize> {
+        self.writable()?;
+        // What a catalog server purged already is simply not there any more.
+        let mut files: Vec<String> = self.files_reached(&self.metadata, true)?.into_iter().collect();
+        let data: Vec<String> = files.iter().filter(|p| p.ends_with(".parquet")).cloned().collect();
+        for path in data {
+            files.extend(self.files_beside(&path));
+        }
+        for logged in
+            self.metadata.metadata_log.iter().map(|m| m.metadata_file.as_str()).chain([self.version.location.as_str()])
+        {
+            files.push(self.storage.relative(logged)?.to_owned());
+        }
+        files.push(VERSION_HINT.to_owned());
+        files.sort();
+        files.dedup();
+        for path in &files {
+            self.storage.delete(path)?;
+        }
+        self.storage.remove_empty_folders(&["data", "metadata", "staging"]);
+        Ok(files.len())
     }
 
     /// Deletes uncommitted data files (an aborted write's).

@@ -263,3 +263,21 @@ fn expiry_follows_the_retention_of_the_table_and_of_each_ref() {
     assert_eq!(ids(&table, table.metadata().snapshot(snapshots[0]).ok()), (0..10).collect::<Vec<_>>());
     assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().iter().all(|p| !p.ends_with(".avro")));
 }
+
+#[test]
+fn a_purge_deletes_only_what_the_metadata_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().join("t").to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    let filter = Predicate::from_json(r#"{"op":"eq","column":"id","value":3}"#).unwrap();
+    table.delete_where(Some(&filter)).unwrap();
+    table.commit_overwrite(table.write_data_files(reader(vec![batch(10..20)])).unwrap()).unwrap();
+    // Another table's file, or anything else the metadata does not name, under the same location.
+    table.storage.put("data/not-ours.parquet", Bytes::from_static(b"PAR1")).unwrap();
+    let purged = table.purge_files().unwrap();
+    assert!(purged > 8, "{purged}");
+    assert_eq!(table.storage.list("").unwrap(), ["data/not-ours.parquet"]);
+    assert!(std::path::Path::new(&location).join("data").is_dir(), "a folder still holding a file stays");
+    assert!(!std::path::Path::new(&location).join("metadata").exists());
+}

@@ -200,7 +200,9 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException, NonEmptyNamespaceException {
         String found = existingNamespace(namespace);
-        if (!cascade && !tables.namespaceIsEmpty(found)) {
+        // A REST catalog's namespace goes only when it is empty, as Iceberg's catalogs drop them
+        // (CASCADE would purge tables the catalog owns).
+        if ((!cascade || tables instanceof RestCatalog) && !tables.namespaceIsEmpty(found)) {
             throw new NonEmptyNamespaceException(namespace);
         }
         return tables.dropNamespace(found);
@@ -392,7 +394,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
     public StagedTable stageCreate(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
             throws TableAlreadyExistsException, NoSuchNamespaceException {
         HyperStreamPathTable created = (HyperStreamPathTable) createTable(ident, schema, partitions, properties);
-        return new StagedReplace.Created(created, () -> dropTable(ident));
+        return new StagedReplace.Created(created, () -> purgeTable(ident));
     }
 
     /**
@@ -428,7 +430,7 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
             Map<String, String> properties) throws NoSuchNamespaceException {
         Definition definition = definition(ident, schema, partitions, properties);
         if (tables instanceof RestCatalog) {
-            dropTable(ident);
+            purgeTable(ident);
             try {
                 return stageCreate(ident, schema, partitions, properties);
             } catch (TableAlreadyExistsException raced) {
@@ -524,9 +526,16 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
         return fieldNames[0];
     }
 
+    /** DROP TABLE: a REST catalog's table leaves the catalog and keeps its files, as with Iceberg's catalog. */
     @Override
     public boolean dropTable(Identifier ident) {
-        return table(ident).isPresent() && tables.dropTable(ident.namespace()[0], ident.name());
+        return table(ident).isPresent() && tables.dropTable(ident.namespace()[0], ident.name(), false);
+    }
+
+    /** DROP TABLE ... PURGE: the files the table's metadata reaches go too. */
+    @Override
+    public boolean purgeTable(Identifier ident) {
+        return table(ident).isPresent() && tables.dropTable(ident.namespace()[0], ident.name(), true);
     }
 
     @Override

@@ -111,11 +111,22 @@ class SparkRestCatalogTest {
 
         String nonEmpty = assertThrows(Exception.class, () -> sql("DROP NAMESPACE lake.shop")).getMessage();
         assertTrue(nonEmpty.contains("shop"), nonEmpty);
-        sql("DROP TABLE lake.shop.products");
+        // As with Iceberg's catalog: CASCADE does not purge the catalog's tables, DROP TABLE keeps the
+        // files, DROP TABLE ... PURGE removes what the table's metadata reaches.
+        assertThrows(Exception.class, () -> sql("DROP NAMESPACE lake.shop CASCADE"));
+        assertEquals(301L, sql("SELECT count(*) FROM lake.shop.products").get(0).getLong(0));
+        sql("CREATE TABLE lake.shop.kept USING hyperstream AS SELECT 1L AS id");
+        Path kept = Path.of(new RestCatalog("lake", java.util.Map.of("uri", server.uri())).tableRef("shop", "kept").orElseThrow()
+                .location().replaceFirst("^file:", ""));
+        sql("DROP TABLE lake.shop.kept");
+        assertTrue(catalogSays("namespaces/shop/tables/kept").startsWith("404"));
+        assertTrue(Files.exists(kept.resolve("metadata")), "DROP TABLE without PURGE keeps the files");
+        sql("DROP TABLE lake.shop.products PURGE");
         assertTrue(catalogSays("namespaces/shop/tables/products").startsWith("404"));
-        assertFalse(Files.exists(location), "the table's files are gone with it");
+        assertFalse(Files.exists(location.resolve("metadata")), "the table's files are gone with it");
         sql("DROP NAMESPACE lake.shop");
         assertFalse(catalogSays("namespaces").contains("shop"));
+        assertTrue(Files.exists(kept.resolve("metadata")), "dropping the namespace took no table's files");
     }
 
     @Test

@@ -60,5 +60,14 @@ public interface Catalog {
     /** Drops the table and its files; false when there is none. */
     boolean dropTable(String namespace, String table);
 
+    /**
+     * Drops the table; its files go only with {@code purge} where the catalog does not own them (a
+     * REST catalog's tables), as Iceberg's catalogs do. A directory catalog's table is its folder,
+     * which goes either way.
+     */
+    default boolean dropTable(String namespace, String table, boolean purge) {
+        return dropTable(namespace, table);
+    }
+
     void renameTable(String namespace, String table, String toNamespace, String toTable);
 }

@@ -95,6 +95,16 @@ public final class NativeTable extends NativeHandle {
         });
     }
 
+    /**
+     * Deletes the files this table's metadata reaches (DROP TABLE ... PURGE): data and delete files
+     * with the index files beside them, manifests, manifest lists, statistics and metadata versions;
+     * nothing found by listing a folder, so another table's files are never touched. Returns how
+     * many files it deleted.
+     */
+    public long purgeFiles() {
+        return call(NativeTable::purgeFilesNative);
+    }
+
     /** Opens the latest version of the table at {@code location}. */
     public static NativeTable load(String location, Map<String, String> storageOptions) {
         return loadAt(location, storageOptions, TableVersion.CURRENT);
@@ -868,6 +878,8 @@ public final class NativeTable extends NativeHandle {
     private static native void setPropertiesNative(long handle, String[] keys, String[] values);
 
     private static native String[] propertiesNative(long handle);
+
+    private static native long purgeFilesNative(long handle);
 
     private static native void columnStatisticsNative(long handle, boolean atSnapshot, long snapshotId, boolean asOf,
             long asOfMillis, long streamAddress);

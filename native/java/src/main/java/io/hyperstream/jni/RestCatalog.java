@@ -151,10 +151,29 @@ public final class RestCatalog implements Catalog {
         return dropTable(namespace, table, true);
     }
 
-    /** Drops the table (its files too with {@code purge}); false when there is none. */
+    /**
+     * Drops the table from the catalog; false when there is none. Without {@code purge} its files
+     * stay (as Iceberg's catalogs keep them on DROP TABLE). With it the server is asked to purge
+     * ({@code purgeRequested=true}), and the files the table's own metadata reaches are deleted
+     * ({@link NativeTable#purgeFiles}): never a listing of the location the server gave.
+     */
+    @Override
     public boolean dropTable(String namespace, String table, boolean purge) {
         NativeLibrary.load();
-        return dropTableNative(settings(), levels(namespace), table, purge);
+        if (!purge) {
+            return dropTableNative(settings(), levels(namespace), table, false);
+        }
+        Optional<TableRef> ref = tableRef(namespace, table);
+        if (ref.isEmpty()) {
+            return false;
+        }
+        try (NativeTable loaded = ref.get().open()) {
+            boolean dropped = dropTableNative(settings(), levels(namespace), table, true);
+            if (dropped) {
+                loaded.purgeFiles();
+            }
+            return dropped;
+        }
     }
 
     @Override

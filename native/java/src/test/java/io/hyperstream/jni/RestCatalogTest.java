@@ -139,8 +139,11 @@ class RestCatalogTest {
         // Renamed and dropped through the catalog.
         catalog.renameTable("ours", "items", "ours", "things");
         assertEquals(List.of("things"), catalog.tables("ours"));
+        Path stray = Path.of(location).resolve("data").resolve("not-the-tables.parquet");
+        Files.writeString(stray, "another writer's file, which the table's metadata does not name");
         assertTrue(catalog.dropTable("ours", "things", true));
-        assertFalse(Files.exists(Path.of(location)), "the table's files are gone with it");
+        assertFalse(Files.exists(Path.of(location).resolve("metadata")), "the table's files are gone with it");
+        assertTrue(Files.exists(stray), "a purge deletes only what the table's metadata reaches");
         assertFalse(catalog.dropTable("ours", "things", true));
         assertTrue(catalog.tables("ours").isEmpty());
         assertTrue(catalog.dropNamespace("ours"));
