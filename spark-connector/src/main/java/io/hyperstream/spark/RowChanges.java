@@ -89,7 +89,7 @@ final class RowChanges implements SupportsDelta {
 
     @Override
     public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        Write write = new Write(options, info.schema(), snapshot, lineage);
+        Write write = new Write(options, info.schema(), snapshot, lineage, new java.util.concurrent.atomic.AtomicBoolean());
         return new DeltaWriteBuilder() {
             @Override
             public DeltaWrite build() {
@@ -101,9 +101,13 @@ final class RowChanges implements SupportsDelta {
     /** What a task sends the driver: the data files it wrote and its deleted rows' fragments. */
     record Changed(String[] dataFiles, String[] deletes) implements WriterCommitMessage {}
 
-    /** The write of a row-level operation: tasks of {@link Writer}, one commit. */
-    private record Write(PathOptions options, StructType schema, long snapshot, boolean lineage)
-            implements DeltaWrite, DeltaBatchWrite {
+    /**
+     * The write of a row-level operation: tasks of {@link Writer}, one commit. {@code maybeCommitted}
+     * is set when the commit's outcome is unknown: it may have landed (its deletes are then live), so
+     * the abort Spark calls next must keep the new rows' files.
+     */
+    private record Write(PathOptions options, StructType schema, long snapshot, boolean lineage,
+            java.util.concurrent.atomic.AtomicBoolean maybeCommitted) implements DeltaWrite, DeltaBatchWrite {
         @Override
         public DeltaBatchWrite toBatch() {
             return this;
@@ -122,13 +126,16 @@ final class RowChanges implements SupportsDelta {
                     .flatMap(m -> Arrays.stream(((Changed) m).deletes())).toArray(String[]::new);
             try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
                 table.commitRowChanges(snapshot, deletes, files);
+            } catch (io.hyperstream.jni.CommitStateUnknownException unknown) {
+                maybeCommitted.set(true);
+                throw unknown;
             }
         }
 
         @Override
         public void abort(WriterCommitMessage[] messages) {
             String[] files = dataFiles(messages);
-            if (files.length > 0) {
+            if (files.length > 0 && !maybeCommitted.get()) {
                 try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
                     table.deleteFiles(files);
                 }
