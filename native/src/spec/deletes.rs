@@ -133,6 +133,67 @@ pub fn read(bytes: Bytes, data_file: &str, name: &str) -> Result<RoaringTreemap>
     Ok(positions)
 }
 
+/// The positions of the rows of a data file (its Parquet bytes, `data`) that an equality delete file
+/// (its Parquet bytes, `deletes`, keyed by the columns of field ids `ids`) deletes: those whose values
+/// in those columns equal one of its rows (null equal to null, as Iceberg matches them). A key column
+/// the data file lacks (added after it was written) holds nulls there. `name` names the delete file
+/// in errors.
+pub fn equality_deleted(data: Bytes, deletes: Bytes, ids: &[i32], name: &str) -> Result<RoaringTreemap> {
+    use arrow::row::{RowConverter, SortField};
+    let corrupt = |e: &dyn std::fmt::Display| Error::Corrupt(format!("equality delete file {name}: {e}"));
+    if ids.is_empty() {
+        return Err(corrupt(&"it names no equality field ids"));
+    }
+    let keys = columns_by_id(deletes, ids, None).map_err(|e| corrupt(&e))?;
+    let types: Vec<DataType> = keys.iter().map(|c| c.data_type().clone()).collect();
+    let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())?;
+    let deleted_rows = converter.convert_columns(&keys)?;
+    let deleted: std::collections::HashSet<Vec<u8>> = deleted_rows.iter().map(|r| r.as_ref().to_vec()).collect();
+    let values = columns_by_id(data, ids, Some(&types))?;
+    let rows = converter.convert_columns(&values)?;
+    Ok(rows.iter().enumerate().filter(|(_, row)| deleted.contains(row.as_ref())).map(|(i, _)| i as u64).collect())
+}
+
+/// The top-level columns of field ids `ids` of a Parquet file, each whole, in the order of `ids`;
+/// cast to `types` when given, a column the file lacks then being all null (it must hold them all
+/// otherwise).
+fn columns_by_id(bytes: Bytes, ids: &[i32], types: Option<&[DataType]>) -> Result<Vec<arrow::array::ArrayRef>> {
+    let parquet = |e: parquet::errors::ParquetError| Error::Corrupt(e.to_string());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(parquet)?;
+    let fields = builder.schema().fields().clone();
+    let position =
+        |id: i32| fields.iter().position(|f| f.metadata().get(PARQUET_FIELD_ID).is_some_and(|v| *v == id.to_string()));
+    let wanted: Vec<usize> = ids.iter().filter_map(|id| position(*id)).collect();
+    let rows = builder.metadata().file_metadata().num_rows() as usize;
+    let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), wanted.iter().copied());
+    let batches =
+        builder.with_projection(mask).build().map_err(parquet)?.collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        let column = match position(*id) {
+            Some(at) => {
+                let name = fields[at].name();
+                let parts: Vec<&dyn Array> =
+                    batches.iter().filter_map(|b| b.column_by_name(name).map(|c| c.as_ref())).collect();
+                if parts.is_empty() {
+                    arrow::array::new_empty_array(fields[at].data_type())
+                } else {
+                    arrow::compute::concat(&parts)?
+                }
+            }
+            None => match types {
+                Some(types) => arrow::array::new_null_array(&types[i], rows),
+                None => return Err(Error::Corrupt(format!("it has no column of field id {id}"))),
+            },
+        };
+        out.push(match types {
+            Some(types) if column.data_type() != &types[i] => arrow::compute::cast(&column, &types[i])?,
+            _ => column,
+        });
+    }
+    Ok(out)
+}
+
 /// A Puffin file's magic, a deletion vector blob's, and the blob type Iceberg gives it.
 const PUFFIN_MAGIC: &[u8; 4] = b"PFA1";
 const DV_MAGIC: [u8; 4] = [0xD1, 0xD3, 0x39, 0x64];

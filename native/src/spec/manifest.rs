@@ -62,6 +62,16 @@ pub struct DataFile {
     /// entry (a row's `_last_updated_sequence_number` unless the file stores it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<i64>,
+    /// The rest of the spec's fields, kept as another writer wrote them: NaN counts by field id, the
+    /// encryption key metadata, the row groups' offsets, and an equality delete file's key columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nan_value_counts: BTreeMap<i32, i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_metadata: Option<Vec<u8>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_offsets: Option<Vec<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equality_ids: Option<Vec<i32>>,
     /// Scan planning only, never written to a manifest: a split of a big file reads only its row
     /// groups `[first, end)`, and `record_count` is then theirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -309,6 +319,13 @@ fn null() -> Value {
     Value::Union(0, Box::new(Value::Null))
 }
 
+fn opt_array<T>(values: Option<&[T]>, wrap: impl Fn(&T) -> Value) -> Value {
+    match values {
+        Some(values) => Value::Union(1, Box::new(Value::Array(values.iter().map(wrap).collect()))),
+        None => null(),
+    }
+}
+
 /// An Avro object container file built by hand around apache-avro's datum encoder, so that the
 /// header carries the schema JSON exactly as written: apache-avro's own writer drops attributes such
 /// as `"logicalType": "map"` on arrays, which Iceberg readers use to tell maps from lists.
@@ -434,12 +451,18 @@ pub fn write_manifest(
             ("column_sizes".into(), map_value(&f.column_sizes, Value::Long)),
             ("value_counts".into(), map_value(&f.value_counts, Value::Long)),
             ("null_value_counts".into(), map_value(&f.null_value_counts, Value::Long)),
-            ("nan_value_counts".into(), null()),
+            ("nan_value_counts".into(), map_value(&f.nan_value_counts, Value::Long)),
             ("lower_bounds".into(), map_value(&f.lower_bounds, Value::Bytes)),
             ("upper_bounds".into(), map_value(&f.upper_bounds, Value::Bytes)),
-            ("key_metadata".into(), null()),
-            ("split_offsets".into(), null()),
-            ("equality_ids".into(), null()),
+            (
+                "key_metadata".into(),
+                match &f.key_metadata {
+                    Some(bytes) => Value::Union(1, Box::new(Value::Bytes(bytes.clone()))),
+                    None => null(),
+                },
+            ),
+            ("split_offsets".into(), opt_array(f.split_offsets.as_deref(), |v| Value::Long(*v))),
+            ("equality_ids".into(), opt_array(f.equality_ids.as_deref(), |v| Value::Int(*v))),
             (
                 "sort_order_id".into(),
                 match f.sort_order_id {
@@ -587,6 +610,23 @@ fn req_string(map: &mut BTreeMap<String, Value>, key: &str, path: &str) -> Resul
     }
 }
 
+fn take_array<T>(
+    map: &mut BTreeMap<String, Value>,
+    key: &str,
+    path: &str,
+    convert: impl Fn(Value) -> Option<T>,
+) -> Result<Option<Vec<T>>> {
+    match map.remove(key).map(unwrap_union) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|v| convert(v).ok_or_else(|| corrupt(path, format!("{key} holds a value of the wrong type"))))
+            .collect::<Result<Vec<T>>>()
+            .map(Some),
+        Some(other) => Err(corrupt(path, format!("{key} is not an array: {other:?}"))),
+    }
+}
+
 fn take_map<T>(
     map: &mut BTreeMap<String, Value>,
     key: &str,
@@ -684,6 +724,12 @@ pub fn read_manifest(bytes: &[u8], path: &str) -> Result<Vec<ManifestEntry>> {
                 referenced_data_file,
                 content_offset: take_long(&mut file, "content_offset", path)?,
                 content_size_in_bytes: take_long(&mut file, "content_size_in_bytes", path)?,
+                nan_value_counts: take_map(&mut file, "nan_value_counts", path, long)?,
+                key_metadata: file.remove("key_metadata").map(unwrap_union).and_then(bytes_of),
+                split_offsets: take_array(&mut file, "split_offsets", path, long)?,
+                equality_ids: take_array(&mut file, "equality_ids", path, |v| {
+                    long(v).and_then(|l| i32::try_from(l).ok())
+                })?,
                 sequence_number: None,
                 row_groups: None,
             },

@@ -78,6 +78,7 @@ pub(super) struct Totals {
     pub(super) data_files: i64,
     pub(super) delete_files: i64,
     pub(super) position_deletes: i64,
+    pub(super) equality_deletes: i64,
 }
 
 impl Totals {
@@ -88,6 +89,7 @@ impl Totals {
             data_files: total("total-data-files"),
             delete_files: total("total-delete-files"),
             position_deletes: total("total-position-deletes"),
+            equality_deletes: total("total-equality-deletes"),
         }
     }
 }
@@ -369,6 +371,7 @@ impl Table {
                     data_files: added.len() as i64,
                     delete_files: 0,
                     position_deletes: 0,
+                    equality_deletes: 0,
                 };
             } else if let Some(p) = &parent {
                 manifests.extend(table.manifests(p)?);
@@ -438,7 +441,7 @@ impl Table {
         summary.insert("total-data-files".to_owned(), totals.data_files.to_string());
         summary.insert("total-delete-files".to_owned(), totals.delete_files.to_string());
         summary.insert("total-position-deletes".to_owned(), totals.position_deletes.to_string());
-        summary.insert("total-equality-deletes".to_owned(), "0".to_owned());
+        summary.insert("total-equality-deletes".to_owned(), totals.equality_deletes.to_string());
         let now = next.last_updated_ms;
         next.add_snapshot(Snapshot {
             snapshot_id,
@@ -523,7 +526,15 @@ impl Table {
         totals.records += rows(delta.added) - rows(delta.removed);
         totals.data_files += delta.added.len() as i64 - delta.removed.len() as i64;
         totals.delete_files += delta.added_deletes.len() as i64 - delta.replaced.len() as i64;
-        totals.position_deletes += rows(delta.added_deletes) - rows(delta.replaced);
+        let by_kind = |files: &[DataFile]| -> (i64, i64) {
+            let equality =
+                rows(&files.iter().filter(|d| d.content == CONTENT_EQUALITY_DELETES).cloned().collect::<Vec<_>>());
+            (rows(files) - equality, equality)
+        };
+        let ((added_positions, added_equality), (removed_positions, removed_equality)) =
+            (by_kind(delta.added_deletes), by_kind(delta.replaced));
+        totals.position_deletes += added_positions - removed_positions;
+        totals.equality_deletes += added_equality - removed_equality;
         let committed = self.commit_manifests(change, delta.operation, manifests, summary, totals, &|_| Ok(()))?;
         if !committed {
             self.discard(&written)?;

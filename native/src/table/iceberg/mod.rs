@@ -153,9 +153,15 @@ pub(super) fn positions_deleted_by<'a>(
     let mut deleted = RoaringTreemap::new();
     for delete in deletes {
         let bytes = storage.map(storage.relative(&delete.file_path)?, true)?;
-        deleted |= match is_deletion_vector(delete) {
-            true => crate::spec::deletes::read_deletion_vector(&bytes, delete, &delete.file_path)?,
-            false => crate::spec::deletes::read(bytes, &file.file_path, &delete.file_path)?,
+        deleted |= match (delete.content, is_deletion_vector(delete)) {
+            (CONTENT_EQUALITY_DELETES, _) => {
+                let data = storage.map(storage.relative(&file.file_path)?, false)?;
+                let ids = delete.equality_ids.as_deref().unwrap_or_default();
+                crate::spec::deletes::equality_deleted(data, bytes, ids, &delete.file_path)
+                    .map_err(|e| e.within(&file.file_path))?
+            }
+            (_, true) => crate::spec::deletes::read_deletion_vector(&bytes, delete, &delete.file_path)?,
+            (_, false) => crate::spec::deletes::read(bytes, &file.file_path, &delete.file_path)?,
         };
     }
     Ok(deleted)
@@ -424,6 +430,7 @@ impl Table {
         };
         let mut files = Vec::new();
         let mut deletes = Vec::new();
+        let mut equality = Vec::new();
         for manifest in self.manifests(snapshot)? {
             for entry in self.entries_of(&manifest).map_err(|e| e.within(&snapshot.manifest_list))? {
                 if entry.status == STATUS_DELETED {
@@ -438,13 +445,7 @@ impl Table {
                     {
                         deletes.push(file)
                     }
-                    CONTENT_EQUALITY_DELETES => {
-                        return Err(Error::invalid(format!(
-                            "{} has equality delete files (such as {}), which HyperStream does not read",
-                            self.location(),
-                            file.file_path
-                        )))
-                    }
+                    CONTENT_EQUALITY_DELETES if file.file_format.eq_ignore_ascii_case("parquet") => equality.push(file),
                     _ => {
                         return Err(Error::invalid(format!(
                             "{} has delete files HyperStream does not read: {} ({})",
@@ -454,6 +455,25 @@ impl Table {
                         )))
                     }
                 }
+            }
+        }
+        if !equality.is_empty() {
+            // An equality delete applies to the data written before it (a data sequence number below
+            // its own) in its partition, or everywhere when its spec is unpartitioned.
+            let unpartitioned = |spec_id: i32| {
+                self.metadata.partition_specs.iter().find(|s| s.spec_id == spec_id).is_none_or(|s| s.fields.is_empty())
+            };
+            for file in &mut files {
+                let applying = equality.iter().filter(|d| {
+                    let scoped =
+                        unpartitioned(d.spec_id) || (d.spec_id == file.spec_id && d.partition == file.partition);
+                    let before = match (file.sequence_number, d.sequence_number) {
+                        (Some(data), Some(delete)) => data < delete,
+                        _ => true,
+                    };
+                    scoped && before
+                });
+                file.deletes.extend(applying.cloned());
             }
         }
         if !deletes.is_empty() {
@@ -481,7 +501,7 @@ impl Table {
                     by_partition.get(&(file.spec_id, &file.partition)).into_iter().flatten().map(|d| (*d).clone()),
                 );
                 applying.retain(|d| written_before(file, d));
-                file.deletes = applying;
+                file.deletes.extend(applying);
             }
         }
         Ok(files)

@@ -193,3 +193,59 @@ fn a_delete_file_serving_several_data_files_stays_for_those_a_change_leaves() {
         }
     }
 }
+
+#[test]
+fn equality_deletes_of_other_writers_apply_to_the_data_written_before_them_on_every_read() {
+    use crate::vector::{Metric, VectorSearch};
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    table.append(reader(vec![batch(0..10)])).unwrap();
+    table.append(reader(vec![batch(10..20)])).unwrap();
+    // A Flink-style upsert: an equality delete on `id` (field id 1) for ids 3, 12 and 40 (no such row).
+    let key = Arc::new(ArrowSchema::new(vec![Field::new("id", DataType::Int64, false)
+        .with_metadata(HashMap::from([(PARQUET_FIELD_ID.to_owned(), "1".to_owned())]))]));
+    let rows = RecordBatch::try_new(key.clone(), vec![Arc::new(Int64Array::from(vec![3, 12, 40]))]).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(Vec::new(), key, None).unwrap();
+    writer.write(&rows).unwrap();
+    let bytes = writer.into_inner().unwrap();
+    table.storage.put("data/eq-deletes.parquet", Bytes::from(bytes.clone())).unwrap();
+    let delete = DataFile {
+        content: CONTENT_EQUALITY_DELETES,
+        file_path: table.storage.uri("data/eq-deletes.parquet"),
+        file_format: "PARQUET".to_owned(),
+        record_count: 3,
+        file_size_in_bytes: bytes.len() as i64,
+        equality_ids: Some(vec![1]),
+        ..DataFile::default()
+    };
+    let change = Change::new(&table.metadata);
+    let parent = table.metadata.current_snapshot().cloned();
+    let delta =
+        RowDelta { operation: Operation::Delete, removed: &[], replaced: &[], added_deletes: &[delete], added: &[] };
+    assert!(table.commit_row_delta(&change, parent.as_ref(), &delta).unwrap());
+    // Rows written after the delete are not deleted by it.
+    table.append(reader(vec![batch(3..4)])).unwrap();
+    let mut model: Vec<i64> = (0..20).filter(|i| *i != 3 && *i != 12).chain([3]).collect();
+    model.sort_unstable();
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model);
+    let files = reopened.data_files(reopened.metadata().current_snapshot()).unwrap();
+    assert_eq!(reopened.live_rows(&files).unwrap(), 19);
+    let search = VectorSearch::new("embedding", vec![12.0, 0.5, -12.0], Metric::L2, 1);
+    let found = reopened.search(files, Some(&["id".to_owned()]), None, &search, 64).unwrap();
+    assert_ne!(found.column(0).as_primitive::<Int64Type>().value(0), 12, "a search leaves the deleted row out");
+    // Our own commits keep the delete file's key columns; compaction folds it in and lets it go.
+    let filter = Predicate::from_json(r#"{"op":"eq","column":"id","value":5}"#).unwrap();
+    table.delete_where(Some(&filter)).unwrap();
+    model.retain(|i| *i != 5);
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model);
+    assert_eq!(reopened.metadata().current_snapshot().unwrap().summary["total-equality-deletes"], "3");
+    table.rewrite_data_files(1000).unwrap().unwrap();
+    let reopened = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), model);
+    let files = reopened.data_files(reopened.metadata().current_snapshot()).unwrap();
+    assert!(files.iter().all(|f| f.deletes.is_empty()), "compaction left no delete file");
+    assert_eq!(reopened.metadata().current_snapshot().unwrap().summary["total-equality-deletes"], "0");
+}
