@@ -55,10 +55,27 @@ impl MetadataAggregate {
     }
 }
 
-/// Whether a string bound may have been truncated by its writer (Iceberg truncates bounds to 16
-/// characters by default; this library writes whole bounds or none).
-fn maybe_truncated(bytes: &[u8]) -> bool {
-    std::str::from_utf8(bytes).map_or(true, |s| s.chars().count() >= 16)
+/// Whether a string bound may have been truncated by its writer, which cuts bounds to `length`
+/// characters (Iceberg's metrics mode `truncate(length)`, 16 by default; None: `full`, never cut;
+/// this library writes whole bounds or none).
+fn maybe_truncated(bytes: &[u8], length: Option<usize>) -> bool {
+    length.is_some_and(|n| std::str::from_utf8(bytes).map_or(true, |s| s.chars().count() >= n))
+}
+
+/// How Iceberg's writers keep a column's bounds under table `properties`
+/// (`write.metadata.metrics.column.<name>`, else `write.metadata.metrics.default`, else
+/// `truncate(16)`): the length string bounds are cut to, None for `full`, Some(0) where no bound is
+/// kept (`counts`, `none`) or the mode is not understood (nothing is then trusted).
+pub fn bound_truncation(properties: &std::collections::BTreeMap<String, String>, column: &str) -> Option<usize> {
+    let mode = properties
+        .get(&format!("write.metadata.metrics.column.{column}"))
+        .or_else(|| properties.get("write.metadata.metrics.default"))
+        .map_or("truncate(16)", |m| m.trim());
+    if mode.eq_ignore_ascii_case("full") {
+        return None;
+    }
+    let length = mode.strip_prefix("truncate(").and_then(|r| r.strip_suffix(')')).and_then(|n| n.trim().parse().ok());
+    Some(length.unwrap_or(0))
 }
 
 /// Types whose bounds are exact values of the column: not floats (NaN is outside every bound),
@@ -85,7 +102,13 @@ struct Column {
 
 /// Reads `column`'s counts and bounds from every file; None where any file lacks what an exact
 /// answer needs.
-fn column_of(files: &[DataFile], schema: &Schema, column: &str, needs_bounds: bool) -> Result<Option<Column>> {
+fn column_of(
+    files: &[DataFile],
+    schema: &Schema,
+    column: &str,
+    needs_bounds: bool,
+    truncation: Option<usize>,
+) -> Result<Option<Column>> {
     let field = schema.field_with_name(column).map_err(|_| Error::invalid(format!("unknown column '{column}'")))?;
     let Some(id) = field.metadata().get(PARQUET_FIELD_ID).and_then(|id| id.parse::<i32>().ok()) else {
         return Ok(None);
@@ -109,7 +132,9 @@ fn column_of(files: &[DataFile], schema: &Schema, column: &str, needs_bounds: bo
         let (Some(lower), Some(upper)) = (file.lower_bounds.get(&id), file.upper_bounds.get(&id)) else {
             return Ok(None);
         };
-        if field.data_type() == &DataType::Utf8 && (maybe_truncated(lower) || maybe_truncated(upper)) {
+        if field.data_type() == &DataType::Utf8
+            && (maybe_truncated(lower, truncation) || maybe_truncated(upper, truncation))
+        {
             return Ok(None);
         }
         let (Some(lo), Some(hi)) = (bound(field.data_type(), lower), bound(field.data_type(), upper)) else {
@@ -161,6 +186,7 @@ pub fn aggregate_from_metadata(
     schema: &Schema,
     live_rows: u64,
     aggregates: &[MetadataAggregate],
+    truncation: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<Option<RecordBatch>> {
     for aggregate in aggregates {
         if let MetadataAggregate::Count(column) | MetadataAggregate::Min(column) | MetadataAggregate::Max(column) =
@@ -176,12 +202,12 @@ pub fn aggregate_from_metadata(
         let (data_type, array): (DataType, ArrayRef) = match aggregate {
             MetadataAggregate::CountStar => (DataType::Int64, Arc::new(Int64Array::from(vec![live_rows as i64]))),
             _ if deletes => return Ok(None), // a deleted row may hold the bound, or count
-            MetadataAggregate::Count(column) => match column_of(files, schema, column, false)? {
+            MetadataAggregate::Count(column) => match column_of(files, schema, column, false, None)? {
                 Some(c) => (DataType::Int64, Arc::new(Int64Array::from(vec![c.non_null]))),
                 None => return Ok(None),
             },
             MetadataAggregate::Min(column) | MetadataAggregate::Max(column) => {
-                let Some(c) = column_of(files, schema, column, true)? else {
+                let Some(c) = column_of(files, schema, column, true, truncation(column))? else {
                     return Ok(None);
                 };
                 let data_type = schema

@@ -9,7 +9,7 @@ mod repeat;
 mod split;
 mod summary;
 
-pub use aggregate::{aggregate_from_metadata, MetadataAggregate};
+pub use aggregate::{aggregate_from_metadata, bound_truncation, MetadataAggregate};
 pub use partition::PartitionPruner;
 pub use predicate::{filtered, Predicate};
 pub use prune::{bloom_may_match, file_may_match, pages_may_match, prune_files, row_groups_may_match};

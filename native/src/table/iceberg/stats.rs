@@ -25,7 +25,9 @@ impl Table {
     ) -> Result<Option<RecordBatch>> {
         let files = self.data_files(snapshot)?;
         let live = self.live_rows(&files)?;
-        crate::scan::aggregate_from_metadata(&files, &*self.arrow_schema()?, live, aggregates)
+        let properties = &self.metadata.properties;
+        let truncation = |column: &str| crate::scan::bound_truncation(properties, column);
+        crate::scan::aggregate_from_metadata(&files, &*self.arrow_schema()?, live, aggregates, &truncation)
     }
 
     /// Each column's statistics over a snapshot's rows, from its manifests and the distinct-value

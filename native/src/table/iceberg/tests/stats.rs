@@ -86,6 +86,47 @@ fn aggregates_from_metadata_equal_the_aggregates_of_a_full_scan_or_are_refused()
 }
 
 #[test]
+fn string_bounds_answer_min_and_max_only_where_the_metrics_mode_keeps_them_whole() {
+    use crate::scan::MetadataAggregate as A;
+    let dir = tempfile::tempdir().unwrap();
+    let answer = |properties: &[(&str, &str)]| {
+        let at = dir.path().join(format!("t{}", properties.len()));
+        let properties = properties.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut table = Table::create(at.to_str().unwrap(), &kbsx_schema(), properties, &HashMap::new()).unwrap();
+        table
+            .append(kbsx_rows(
+                vec![1, 2],
+                vec![None, None],
+                vec![Some("abcdefgh".into()), Some("abc".into())],
+                vec![None, None],
+            ))
+            .unwrap();
+        table
+            .aggregate_from_metadata(table.metadata().current_snapshot(), &[A::Min("s".into()), A::Max("s".into())])
+            .unwrap()
+            .map(|b| {
+                (b.column(0).as_string::<i32>().value(0).to_owned(), b.column(1).as_string::<i32>().value(0).to_owned())
+            })
+    };
+    // Iceberg's default keeps 16 characters: these bounds are whole.
+    assert_eq!(answer(&[]), Some(("abc".to_owned(), "abcdefgh".to_owned())));
+    // A writer under truncate(4) keeps `abcd` for `abcdefgh`: a bound that long is not trusted.
+    assert_eq!(answer(&[("write.metadata.metrics.default", "truncate(4)")]), None);
+    assert_eq!(
+        answer(&[("write.metadata.metrics.default", "full"), ("write.metadata.metrics.column.s", "counts")]),
+        None
+    );
+    assert_eq!(
+        answer(&[
+            ("write.metadata.metrics.default", "truncate(4)"),
+            ("a", "b"),
+            ("write.metadata.metrics.column.s", "full")
+        ]),
+        Some(("abc".to_owned(), "abcdefgh".to_owned()))
+    );
+}
+
+#[test]
 fn column_statistics_estimate_distinct_values_and_count_nulls() {
     let dir = tempfile::tempdir().unwrap();
     let schema = kbsx_schema();
