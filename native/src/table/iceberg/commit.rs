@@ -300,17 +300,18 @@ impl Table {
     /// Commits a snapshot that adds `added` on top of the current snapshot's files ("append"), or in
     /// place of them ("overwrite": they and their delete files are listed as deleted).
     pub(super) fn commit_snapshot(&mut self, operation: Operation, added: Vec<DataFile>) -> Result<i64> {
-        self.commit_snapshot_with(operation, added, &|_| Ok(()))
+        self.commit_snapshot_with(operation, added, None)
     }
 
-    /// As [`Table::commit_snapshot`], with `redefine` applied to the metadata the snapshot is
-    /// committed in (a replacement's new schema, spec and order), the same commit.
+    /// As [`Table::commit_snapshot`], with `redefine` (when given) applied to the metadata the
+    /// snapshot is committed in (a replacement's new schema, spec and order), the same commit.
     pub(super) fn commit_snapshot_with(
         &mut self,
         operation: Operation,
         added: Vec<DataFile>,
-        redefine: &dyn Fn(&mut TableMetadata) -> Result<()>,
+        redefine: Option<&dyn Fn(&mut TableMetadata) -> Result<()>>,
     ) -> Result<i64> {
+        let unchanged: &dyn Fn(&mut TableMetadata) -> Result<()> = &|_| Ok(());
         let overwrite = operation == Operation::Overwrite;
         // Files written long before their commit (a slow task of a distributed write) may have been
         // taken for orphans meanwhile: a snapshot never names a file that is not there.
@@ -328,11 +329,17 @@ impl Table {
         // retry costs little more than the manifest list.
         let added_manifests = {
             let entries: Vec<ManifestEntry> = added.iter().map(|f| change.entry(STATUS_ADDED, f)).collect();
-            // Under the schema and spec they are committed with (a replacement's new ones).
-            let mut redefined = self.clone();
-            redefine(&mut redefined.metadata)?;
-            redefined.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?
+            match redefine {
+                None => self.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?,
+                // Under the schema and spec they are committed with (a replacement's new ones).
+                Some(redefine) => {
+                    let mut redefined = self.clone();
+                    redefine(&mut redefined.metadata)?;
+                    redefined.put_manifests(&entries, 0, change.snapshot_id, change.sequence_number)?
+                }
+            }
         };
+        let redefine = redefine.unwrap_or(unchanged);
         let committed = self.commit_with_retries(&format!("the {operation} commit"), |table| {
             change.rebase(&table.metadata);
             let parent = table.metadata.current_snapshot().cloned();

@@ -123,7 +123,7 @@ impl Table {
     pub fn replace(&mut self, schema: &ArrowSchema, properties: BTreeMap<String, String>) -> Result<i64> {
         self.writable()?;
         Definition::of(schema, properties.clone(), 0)?; // refused before anything is written
-        self.commit_snapshot_with(Operation::Overwrite, Vec::new(), &replacement(schema, &properties))
+        self.commit_snapshot_with(Operation::Overwrite, Vec::new(), Some(&replacement(schema, &properties)))
     }
 
     /// Stages a replacement (CREATE OR REPLACE TABLE ... AS SELECT, as Spark's staging catalogs
@@ -190,7 +190,7 @@ impl Table {
             Ok(())
         };
         self.refresh()?;
-        let committed = self.commit_snapshot_with(Operation::Overwrite, files, &redefine)?;
+        let committed = self.commit_snapshot_with(Operation::Overwrite, files, Some(&redefine))?;
         // Its data files are the table's now: only the staging table's own metadata goes.
         for path in staged.storage.list("metadata")? {
             staged.storage.delete(&path)?;
