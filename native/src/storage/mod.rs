@@ -42,11 +42,13 @@ impl Storage {
             // `file:///d`, and `file:/d` as Iceberg Java writes local locations.
             let dir = location.strip_prefix("file://").or_else(|| location.strip_prefix("file:")).unwrap_or(location);
             let dir = std::path::absolute(dir).map_err(|e| io(dir, e))?;
-            create_dir_durably(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
-            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| store_error(location, e))?;
+            // Opening creates nothing: a write makes the folders it needs (see `put_local`), so
+            // loading a table that is not there, or was just dropped, leaves no folder behind.
+            let root = Path::from_absolute_path(&dir)
+                .map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
             return Ok(Self {
-                store: Arc::new(store),
-                root: Path::default(),
+                store: Arc::new(LocalFileSystem::new()),
+                root,
                 location: dir.display().to_string(),
                 local: Some(dir),
             });
@@ -437,6 +439,25 @@ mod tests {
         storage.delete("data/a.parquet").unwrap();
         assert!(!storage.exists("data/a.parquet").unwrap());
         assert!(matches!(storage.get("data/a.parquet"), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn opening_a_missing_location_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone").join("t");
+        let storage = Storage::open(missing.to_str().unwrap(), &HashMap::new()).unwrap();
+        assert!(!storage.exists("metadata/version-hint.text").unwrap());
+        assert!(storage.list("metadata").unwrap().is_empty());
+        assert!(matches!(storage.get("metadata/v1.metadata.json"), Err(Error::NotFound(_))));
+        assert!(!dir.path().join("gone").exists(), "a read made no folder");
+        // A location with characters object paths encode reads back what was written.
+        let odd = Storage::open(dir.path().join("a b%c").to_str().unwrap(), &HashMap::new()).unwrap();
+        odd.put("data/x y.parquet", Bytes::from_static(b"x")).unwrap();
+        assert_eq!(odd.list("data").unwrap(), vec!["data/x y.parquet"]);
+        assert_eq!(odd.get("data/x y.parquet").unwrap(), Bytes::from_static(b"x"));
+        let err = crate::table::iceberg::Table::load(missing.to_str().unwrap(), &HashMap::new()).unwrap_err();
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        assert!(!dir.path().join("gone").exists(), "loading a table that is not there made no folder");
     }
 
     #[test]
