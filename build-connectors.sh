@@ -15,7 +15,8 @@
 #           with "merge [rows]" MERGE INTO against Iceberg's Spark runtime (Spark 3.5),
 #           with "scale [rows] [dim] [queries] [files] [ef_construction]" vector search natively, through Spark on two executors
 #           and through a Trino coordinator with two workers, on one stored table,
-#           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call
+#           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call,
+#           or with "oracles [seeds] [queries] [first seed]" the query oracles' long run (the tests run 3 seeds)
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #
@@ -210,6 +211,13 @@ case "$command" in
       "$JAVA17_HOME/bin/java" $(cat spark-connector/target/run/jvm.args) -Xmx6g -Djava.library.path=/nonexistent \
         -cp "tests/spark-3.5/target/test-classes:$(cat tests/spark-3.5/target/run.classpath)" \
         io.hyperstream.spark.MergeBenchmark "$@"
+    elif [ "${1:-}" = oracles ]; then
+      shift
+      seeds=${1:-50} queries=${2:-200} first=${3:-1000}
+      fuzz=(-Dhyperstream.fuzz.seeds="$seeds" -Dhyperstream.fuzz.queries="$queries" -Dhyperstream.fuzz.seed="$first" -Dsurefire.failIfNoSpecifiedTests=false)
+      step "query oracles, long run: $seeds seeds from $first, $queries queries each, in Spark (vs its Parquet reader) and Trino (vs its memory connector)"
+      maven -pl spark-connector verify -Dtest=SparkQueryOracleTest "${fuzz[@]}"
+      maven -pl trino-connector verify -Dtest=TestQueryOracles "${fuzz[@]}"
     elif [ "${1:-}" = scale ]; then
       shift
       rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4} efc=${5:-200}

@@ -90,7 +90,15 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
 
     @Override
     public void pruneColumns(StructType requiredSchema) {
-        readSchema = requiredSchema;
+        // Columns are read whole: a struct Spark pruned to some of its fields (nested schema
+        // pruning) is read with all of them, as declared, and Spark projects the fields it asked for
+        // from what readSchema() says the batches hold. Only a column's own type matches its vector.
+        java.util.Map<String, StructField> declared = new java.util.HashMap<>();
+        for (StructField field : schema.fields()) {
+            declared.put(field.name(), field);
+        }
+        readSchema = new StructType(Arrays.stream(requiredSchema.fields())
+                .map(f -> declared.getOrDefault(f.name(), f)).toArray(StructField[]::new));
     }
 
     /** The table's own columns (without the {@code _distance} a search option adds). */
