@@ -48,7 +48,7 @@ class SparkRowChangesTest {
         return spark.sql(query).collectAsList();
     }
 
-    private static String vector(float v) {
+    static String vector(float v) {
         return "array(float(" + v + "), float(1), float(" + (-v) + "), float(0.5))";
     }
 
@@ -83,8 +83,8 @@ class SparkRowChangesTest {
         }
     }
 
-    /** The change in Spark's SQL. */
-    private static String sql(String t, RowChangeModel.Change change) {
+    /** The change in Spark's SQL, on table {@code t} (ours, or Iceberg's runtime's in {@link IcebergDifferentialTest}). */
+    static String sql(String t, RowChangeModel.Change change) {
         if (change instanceof RowChangeModel.Insert insert) {
             return "INSERT INTO " + t + " VALUES " + insert.rows().entrySet().stream().map(e -> "(" + e.getKey() + ", "
                     + e.getValue().grp() + ", " + e.getValue().val() + ", " + (e.getValue().tag() == null ? "NULL"
