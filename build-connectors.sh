@@ -16,7 +16,8 @@
 #           with "scale [rows] [dim] [queries] [files] [ef_construction]" vector search natively, through Spark on two executors
 #           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call,
-#           or with "oracles [seeds] [queries] [first seed]" the query oracles' long run (the tests run 3 seeds)
+#           or with "oracles [seeds] [queries] [first seed]" the long runs of the query oracles (the tests run 3 seeds)
+#           and of the differential tier against Iceberg's Spark runtime (the tests run 4)
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #
@@ -218,6 +219,9 @@ case "$command" in
       step "query oracles, long run: $seeds seeds from $first, $queries queries each, in Spark (vs its Parquet reader) and Trino (vs its memory connector)"
       maven -pl spark-connector verify -Dtest=SparkQueryOracleTest "${fuzz[@]}"
       maven -pl trino-connector verify -Dtest=TestQueryOracles "${fuzz[@]}"
+      step "tables shared with Iceberg's Spark runtime, long run: $seeds seeds from $first against the model (Spark 3.5 line)"
+      maven -pl tests/spark-3.5 verify -Dtest=IcebergDifferentialTest -Dhyperstream.differential.seeds="$seeds" \
+        -Dhyperstream.differential.seed="$first" -Dsurefire.failIfNoSpecifiedTests=false
     elif [ "${1:-}" = scale ]; then
       shift
       rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4} efc=${5:-200}

@@ -70,6 +70,15 @@ final class TrinoNode implements AutoCloseable {
      */
     static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, Map<String, String> restCatalogs,
             String heap) throws IOException {
+        return start(home, role, coordinator, catalogs, restCatalogs, heap, List.of(), Map.of());
+    }
+
+    /**
+     * As the other {@code start}, with {@code config} lines added to Trino's {@code config.properties}
+     * (access control, say) and {@code restSettings} to each REST catalog's file (its credentials).
+     */
+    static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, Map<String, String> restCatalogs,
+            String heap, List<String> moreConfig, Map<String, String> restSettings) throws IOException {
         int port = freePort();
         URI discovery = coordinator == null ? URI.create("http://127.0.0.1:" + port) : coordinator;
         Path etc = Files.createDirectories(home.resolve("etc"));
@@ -91,9 +100,10 @@ final class TrinoNode implements AutoCloseable {
         }
         String restTemplate = Files.readString(deploy.resolve("catalog").resolve("rest-lake.properties"));
         for (Map.Entry<String, String> catalog : restCatalogs.entrySet()) {
-            String properties = restTemplate.replaceAll("(?m)^hyperstream\\.rest-catalog\\.uri=.*$",
-                    "hyperstream.rest-catalog.uri=" + catalog.getValue());
-            Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), properties);
+            StringBuilder properties = new StringBuilder(restTemplate.replaceAll("(?m)^hyperstream\\.rest-catalog\\.uri=.*$",
+                    "hyperstream.rest-catalog.uri=" + catalog.getValue()));
+            restSettings.forEach((key, value) -> properties.append('\n').append(key).append('=').append(value));
+            Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), properties.toString() + "\n");
         }
 
         List<String> config = new ArrayList<>();
@@ -106,6 +116,7 @@ final class TrinoNode implements AutoCloseable {
         config.add("plugin.dir=" + home.resolve("plugin"));
         config.add("catalog.config-dir=" + catalogDir);
         config.add("query.max-memory=1GB");
+        config.addAll(moreConfig);
         Files.write(etc.resolve("config.properties"), config);
 
         Files.write(etc.resolve("node.properties"), List.of(
