@@ -792,6 +792,20 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_propertiesNative<'l>(
     })
 }
 
+/// What the tasks of a query open the table with ([`crate::table::iceberg::Table::task_options`]), flattened.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_taskOptionsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let flat: Vec<String> = lock(&cell).task_options().into_iter().flat_map(|(k, v)| [k, v]).collect();
+        string_array(env, &flat)
+    })
+}
+
 /// Sets `keys[i]` to `values[i]` (null: removes it) as table properties, as one commit.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_setPropertiesNative<'l>(

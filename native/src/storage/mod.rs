@@ -20,13 +20,22 @@ pub(crate) mod power_loss;
 
 /// A table location and the store behind it. Paths given to its methods are relative to the
 /// location, `/`-separated (`metadata/v1.metadata.json`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Storage {
     store: Arc<dyn ObjectStore>,
     root: Path,
     location: String,
     /// The directory of a local location, which [`Storage::map`] memory-maps from.
     local: Option<std::path::PathBuf>,
+    /// What it was opened with, credentials among them: never in its `Debug` form.
+    options: Arc<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&String> = self.options.keys().collect();
+        f.debug_struct("Storage").field("location", &self.location).field("option keys", &keys).finish()
+    }
 }
 
 impl Storage {
@@ -48,6 +57,7 @@ impl Storage {
                 .map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
             return Ok(Self {
                 store: Arc::new(LocalFileSystem::new()),
+                options: Arc::new(options.clone()),
                 root,
                 location: dir.display().to_string(),
                 local: Some(dir),
@@ -56,7 +66,18 @@ impl Storage {
         let url = Url::parse(location).map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
         let (store, root) = object_store::parse_url_opts(&url, options.iter())
             .map_err(|e| Error::invalid(format!("cannot open {location}: {e}")))?;
-        Ok(Self { store: Arc::from(store), root, location: location.to_owned(), local: None })
+        Ok(Self {
+            store: Arc::from(store),
+            options: Arc::new(options.clone()),
+            root,
+            location: location.to_owned(),
+            local: None,
+        })
+    }
+
+    /// The options it was opened with (an object store's settings and credentials).
+    pub fn options(&self) -> &HashMap<String, String> {
+        &self.options
     }
 
     /// The location as given (local paths made absolute), without a trailing `/`.

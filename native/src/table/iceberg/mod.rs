@@ -172,6 +172,17 @@ impl Table {
     /// With a REST catalog in `options` ([`crate::table::rest`]), the table is the one the catalog
     /// names there, at the location the catalog keeps for it.
     pub fn load(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        if let Some(file) = options.get(crate::table::rest::METADATA_LOCATION) {
+            let storage_options: HashMap<String, String> = options
+                .iter()
+                .filter(|(k, _)| !crate::table::rest::is_catalog_option(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let operations = Arc::new(MetadataFileOperations::open(file, &storage_options)?);
+            let (version, metadata) = operations.load(&Storage::open(location, &storage_options)?)?;
+            let storage = Storage::open(&metadata.location, &storage_options)?;
+            return Ok(Self::at(storage, version, metadata, operations));
+        }
         if let Some(table) = RestTable::of(options)? {
             let loaded = table.load_table()?;
             let storage = Storage::open(&loaded.metadata.location, &storage_options(&loaded.config, options))?;
@@ -180,6 +191,19 @@ impl Table {
             return Ok(Self::at(storage, version, loaded.metadata, operations));
         }
         Self::load_from(Storage::open(location, options)?, Arc::new(FileSystemOperations))
+    }
+
+    /// What the tasks of a distributed query (Spark executors, Trino workers) open this table with.
+    /// A catalog's table: this version's metadata file and the storage options it was opened with
+    /// (those the catalog vended for the table among them), never the catalog's URI or credential,
+    /// so a task neither calls the catalog nor holds its secret. A table of the file-system layout:
+    /// its storage options.
+    pub fn task_options(&self) -> HashMap<String, String> {
+        let mut options = self.storage.options().clone();
+        if self.operations.tasks_open_metadata_file() {
+            options.insert(crate::table::rest::METADATA_LOCATION.to_owned(), self.version.location.clone());
+        }
+        options
     }
 
     fn at(storage: Storage, version: Version, metadata: TableMetadata, operations: Arc<dyn TableOperations>) -> Self {

@@ -27,6 +27,12 @@ pub trait TableOperations: std::fmt::Debug + Send + Sync {
         base: Option<(&Version, &TableMetadata)>,
         next: &TableMetadata,
     ) -> Result<Option<(Version, TableMetadata)>>;
+
+    /// Whether the tasks of a query open the table at its metadata file rather than through these
+    /// operations (a catalog service's, which a task must not call: [`Table::task_options`]).
+    fn tasks_open_metadata_file(&self) -> bool {
+        false
+    }
 }
 
 /// Iceberg's file-system layout: `metadata/v<N>.metadata.json`, each version put with a
@@ -62,6 +68,51 @@ impl TableOperations for FileSystemOperations {
             hint?;
         }
         Ok(Some((Version { number, location: storage.uri(&path) }, next.clone())))
+    }
+}
+
+/// A table opened at one metadata file (Iceberg Java's `StaticTableOperations`): what the tasks of
+/// a distributed query open a catalog's table with ([`Table::task_options`]), so that they read and
+/// write data files without calling the catalog or holding its credential. Nothing commits through it.
+#[derive(Debug)]
+pub struct MetadataFileOperations {
+    /// The metadata file, as a full location.
+    location: String,
+    /// The folder that holds it.
+    folder: Storage,
+}
+
+impl MetadataFileOperations {
+    pub fn open(location: &str, options: &HashMap<String, String>) -> Result<Self> {
+        let (folder, _) = location
+            .rsplit_once('/')
+            .ok_or_else(|| Error::invalid(format!("metadata file location {location} names no folder")))?;
+        Ok(Self { location: location.to_owned(), folder: Storage::open(folder, options)? })
+    }
+}
+
+impl TableOperations for MetadataFileOperations {
+    fn load(&self, _storage: &Storage) -> Result<(Version, TableMetadata)> {
+        let name = self.location.rsplit('/').next().unwrap_or_default();
+        let metadata = TableMetadata::from_json(&self.folder.get(name)?, &self.location)?;
+        let number = metadata.metadata_log.len() as u64 + 1; // as a catalog numbers its versions
+        Ok((Version { number, location: self.location.clone() }, metadata))
+    }
+
+    fn commit(
+        &self,
+        _: &Storage,
+        _: Option<(&Version, &TableMetadata)>,
+        _: &TableMetadata,
+    ) -> Result<Option<(Version, TableMetadata)>> {
+        Err(Error::invalid(format!(
+            "the table was opened at its metadata file {} for a query's tasks: its changes commit through its catalog",
+            self.location
+        )))
+    }
+
+    fn tasks_open_metadata_file(&self) -> bool {
+        true
     }
 }
 

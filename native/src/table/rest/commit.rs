@@ -75,6 +75,10 @@ impl RestTable {
 }
 
 impl TableOperations for RestTable {
+    fn tasks_open_metadata_file(&self) -> bool {
+        true
+    }
+
     fn load(&self, _storage: &Storage) -> Result<(Version, TableMetadata)> {
         let loaded = self.load_table()?;
         Ok((Self::version(&loaded), loaded.metadata))

@@ -47,6 +47,10 @@ pub const NAMESPACE: &str = "catalog.namespace";
 /// The name of the table the options open.
 pub const TABLE: &str = "catalog.table";
 
+/// The metadata file a catalog's table is opened at by the tasks of a query ([`crate::table::iceberg::Table::task_options`]):
+/// they read it instead of calling the catalog.
+pub const METADATA_LOCATION: &str = "catalog.metadata-location";
+
 /// Whether `key` is one of the catalog options (they never reach the object store).
 pub fn is_catalog_option(key: &str) -> bool {
     key.starts_with("catalog.")

@@ -318,3 +318,38 @@ fn a_staged_replacement_commits_its_definition_and_rows_as_one_snapshot_or_nothi
     let outside = table.commit_replace(&location, &replacement, BTreeMap::new(), Vec::new(), &HashMap::new());
     assert!(matches!(outside, Err(Error::InvalidArgument(m)) if m.contains("not a staging table")));
 }
+
+#[test]
+fn a_table_opened_at_its_metadata_file_reads_and_writes_data_files_and_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().join("t");
+    let location = location.to_str().unwrap();
+    let mut table = Table::create(location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let first = table.append(reader(vec![batch(0..50)])).unwrap();
+    // A table of the file-system layout travels as it is: its tasks read its folder.
+    assert!(!table.task_options().contains_key(crate::table::rest::METADATA_LOCATION));
+    let file = table.version.location.clone();
+    table.append(reader(vec![batch(50..60)])).unwrap();
+
+    // What a query's task opens a catalog's table with: the metadata file of the version planned.
+    let options = HashMap::from([(crate::table::rest::METADATA_LOCATION.to_owned(), file.clone())]);
+    let task = Table::load(location, &options).unwrap();
+    assert_eq!(task.metadata().current_snapshot_id, Some(first), "the planned version, not the newest");
+    assert_eq!(ids(&task, task.metadata().current_snapshot()), (0..50).collect::<Vec<_>>());
+    assert_eq!(task.task_options().get(crate::table::rest::METADATA_LOCATION), Some(&file));
+    let mut writer = task.writer().unwrap();
+    writer.write(&batch(100..105)).unwrap();
+    let written = writer.finish().unwrap();
+    assert_eq!(written.len(), 1, "a task writes its data files");
+    let mut task = task;
+    let err = task.append(reader(vec![batch(200..201)])).unwrap_err();
+    assert!(err.to_string().contains("commit through its catalog"), "{err}");
+    // The files it wrote commit through the table itself.
+    table.commit_append(written).unwrap();
+    assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 65);
+    let missing = HashMap::from([(
+        crate::table::rest::METADATA_LOCATION.to_owned(),
+        format!("{location}/metadata/v99.metadata.json"),
+    )]);
+    assert!(matches!(Table::load(location, &missing), Err(Error::NotFound(_))));
+}

@@ -89,7 +89,7 @@ final class HyperStreamWrite implements Write, BatchWrite {
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-        return new HyperStreamDataWriter.Factory(options, schema);
+        return new HyperStreamDataWriter.Factory(options.forTasks(), schema);
     }
 
     @Override

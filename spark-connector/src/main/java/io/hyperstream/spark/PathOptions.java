@@ -152,6 +152,31 @@ record PathOptions(String path, HashMap<String, String> storage, int batchRows, 
         return NativeTable.loadAt(path, storage, read.version());
     }
 
+    /**
+     * The path and the names of the storage options, never their values: plans print the records
+     * that hold these options (a row-level change's write in EXPLAIN), and a value may be a secret.
+     */
+    @Override
+    public String toString() {
+        return "PathOptions[path=" + path + ", storage options=" + new java.util.TreeSet<>(storage.keySet()) + "]";
+    }
+
+    /**
+     * These options as the tasks of a query get them ({@link NativeTable#taskOptions}): a catalog's
+     * table at the metadata file of {@code table}'s version, with only the storage options the
+     * catalog vended for it, never the catalog's URI or secret.
+     */
+    PathOptions forTasks(NativeTable table) {
+        return new PathOptions(path, new HashMap<>(table.taskOptions()), batchRows, read, write);
+    }
+
+    /** As {@link #forTasks(NativeTable)}, of the table these options open now. */
+    PathOptions forTasks() {
+        try (NativeTable table = NativeTable.load(path, storage)) {
+            return forTasks(table);
+        }
+    }
+
     /** These options reading snapshot {@code snapshotId} (the one a row-level change reads and builds on). */
     PathOptions at(long snapshotId) {
         ReadOptions pinned = new ReadOptions(TableVersion.snapshot(snapshotId), read.search(), read.efSearch(), read.backend(),

@@ -115,7 +115,7 @@ final class RowChanges implements SupportsDelta {
 
         @Override
         public DeltaWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-            HyperStreamDataWriter.Factory inserts = new HyperStreamDataWriter.Factory(options, schema, lineage);
+            HyperStreamDataWriter.Factory inserts = new HyperStreamDataWriter.Factory(options.forTasks(), schema, lineage);
             return (DeltaWriterFactory) (partition, task) -> new Writer(inserts.createWriter(partition, task));
         }
 

@@ -172,17 +172,16 @@ final class TableScan implements Scan, Batch, org.apache.spark.sql.connector.rea
         String[] columns = Arrays.stream(readSchema.fieldNames())
                 .filter(n -> !(distance && n.equals(VectorSearch.DISTANCE_COLUMN))).toArray(String[]::new);
         String[][] splits;
-        if (search != null) {
-            splits = searchPlan.splits(files());
-        } else {
-            try (NativeTable table = options.openRead()) {
-                splits = table.planSplits(files(), limit, filter != null, options.read().splitRows());
-            }
+        PathOptions tasks;
+        try (NativeTable table = options.openRead()) {
+            splits = search != null ? searchPlan.splits(files())
+                    : table.planSplits(files(), limit, filter != null, options.read().splitRows());
+            tasks = options.forTasks(table);
         }
         return Arrays.stream(splits)
                 .map(files -> search != null
-                        ? new TableInputPartition(options, files, columns, filter, search, distance, 0)
-                        : new TableInputPartition(options, files, columns, filter, null, false, limit))
+                        ? new TableInputPartition(tasks, files, columns, filter, search, distance, 0)
+                        : new TableInputPartition(tasks, files, columns, filter, null, false, limit))
                 .toArray(InputPartition[]::new);
     }
 

@@ -129,6 +129,71 @@ class SparkRestCatalogTest {
         assertTrue(Files.exists(kept.resolve("metadata")), "dropping the namespace took no table's files");
     }
 
+    /**
+     * The catalog's token stays in the driver's catalog: the tasks Spark ships (input partitions,
+     * writer factories of appends and row-level changes) open the table at its metadata file, and
+     * neither they nor EXPLAIN hold the token; the tasks still read and write.
+     */
+    @Test
+    void theCatalogsTokenNeverTravelsWithATask() throws Exception {
+        String canary = "canary" + java.util.UUID.randomUUID().toString().replace("-", "");
+        spark.conf().set("spark.sql.catalog.guarded", HyperStreamCatalog.class.getName());
+        spark.conf().set("spark.sql.catalog.guarded.type", "rest");
+        spark.conf().set("spark.sql.catalog.guarded.uri", server.uri());
+        spark.conf().set("spark.sql.catalog.guarded.token", canary);
+        sql("CREATE NAMESPACE guarded.vault");
+        sql("CREATE TABLE guarded.vault.t (id BIGINT NOT NULL, name STRING) USING hyperstream");
+        sql("INSERT INTO guarded.vault.t SELECT id, concat('n', id) FROM range(0, 100, 1, 2)");
+        sql("UPDATE guarded.vault.t SET name = 'u' WHERE id % 10 = 1");
+        sql("DELETE FROM guarded.vault.t WHERE id >= 90");
+        assertEquals(List.of("[90,9]"), sql("SELECT count(*), count_if(name = 'u') FROM guarded.vault.t").stream()
+                .map(Row::toString).toList());
+        for (String explain : List.of("EXPLAIN EXTENDED SELECT * FROM guarded.vault.t WHERE id > 5",
+                "EXPLAIN EXTENDED INSERT INTO guarded.vault.t VALUES (1000, 'x')",
+                "EXPLAIN EXTENDED UPDATE guarded.vault.t SET name = 'v' WHERE id = 3")) {
+            assertFalse(sql(explain).get(0).getString(0).contains(canary), explain);
+        }
+        org.apache.spark.sql.connector.catalog.TableCatalog catalog = (org.apache.spark.sql.connector.catalog.TableCatalog)
+                spark.sessionState().catalogManager().catalog("guarded");
+        org.apache.spark.sql.connector.catalog.Table table = catalog.loadTable(
+                org.apache.spark.sql.connector.catalog.Identifier.of(new String[] {"vault"}, "t"));
+        org.apache.spark.sql.util.CaseInsensitiveStringMap none = new org.apache.spark.sql.util.CaseInsensitiveStringMap(java.util.Map.of());
+        List<Object> shipped = new java.util.ArrayList<>(List.of(((org.apache.spark.sql.connector.catalog.SupportsRead) table)
+                .newScanBuilder(none).build().toBatch().planInputPartitions()));
+        org.apache.spark.sql.types.StructType schema = table.schema();
+        org.apache.spark.sql.connector.write.LogicalWriteInfo info = new org.apache.spark.sql.connector.write.LogicalWriteInfo() {
+            @Override
+            public org.apache.spark.sql.util.CaseInsensitiveStringMap options() {
+                return none;
+            }
+
+            @Override
+            public String queryId() {
+                return "q";
+            }
+
+            @Override
+            public org.apache.spark.sql.types.StructType schema() {
+                return schema;
+            }
+        };
+        shipped.add(((org.apache.spark.sql.connector.catalog.SupportsWrite) table).newWriteBuilder(info).build().toBatch()
+                .createBatchWriterFactory(null));
+        assertTrue(shipped.size() >= 2, "input partitions and a writer factory: " + shipped);
+        for (Object task : shipped) {
+            java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+            try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+                out.writeObject(task);
+            }
+            String serialized = bytes.toString(java.nio.charset.StandardCharsets.ISO_8859_1);
+            assertFalse(serialized.contains(canary), "the token travels with " + task);
+            assertFalse(serialized.contains(server.uri()), "a task would call the catalog: " + task);
+            assertTrue(serialized.contains(".metadata.json"), "a task opens the table at its metadata file: " + task);
+        }
+        sql("DROP TABLE guarded.vault.t");
+        sql("DROP NAMESPACE guarded.vault");
+    }
+
     @Test
     void missingNamesFailAsSparksOwnErrors() {
         String noNamespace = assertThrows(Exception.class, () -> sql("CREATE TABLE lake.nowhere.t (id BIGINT) USING hyperstream"))

@@ -341,6 +341,22 @@ public final class NativeTable extends NativeHandle {
         run(h -> setPropertiesNative(h, keys, values));
     }
 
+    /**
+     * What the tasks of a distributed query (Spark executors) open this table with: a catalog's
+     * table at this version's metadata file, with the storage options the catalog vended for it and
+     * never the catalog's URI or credential, so a task neither calls the catalog nor holds its secret;
+     * a table of a directory catalog with its storage options. Opened with {@link #loadAt}, such a
+     * table reads and writes data files; its changes commit through the catalog.
+     */
+    public Map<String, String> taskOptions() {
+        String[] flat = call(NativeTable::taskOptionsNative);
+        Map<String, String> options = new java.util.HashMap<>();
+        for (int i = 0; i + 1 < flat.length; i += 2) {
+            options.put(flat[i], flat[i + 1]);
+        }
+        return options;
+    }
+
     /** The table's properties, as its metadata keeps them. */
     public Map<String, String> properties() {
         String[] flat = call(NativeTable::propertiesNative);
@@ -878,6 +894,8 @@ public final class NativeTable extends NativeHandle {
     private static native void setPropertiesNative(long handle, String[] keys, String[] values);
 
     private static native String[] propertiesNative(long handle);
+
+    private static native String[] taskOptionsNative(long handle);
 
     private static native long purgeFilesNative(long handle);
 
