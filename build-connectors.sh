@@ -16,8 +16,8 @@
 #           with "scale [rows] [dim] [queries] [files] [ef_construction]" vector search natively, through Spark on two executors
 #           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call,
-#           or with "oracles [seeds] [queries] [first seed]" the long runs of the query oracles (the tests run 3 seeds)
-#           and of the differential tier against Iceberg's Spark runtime (the tests run 4)
+#           or with "oracles [seeds] [queries] [first seed]" the long runs of the query oracles (the tests run 2 or 3 seeds)
+#           and of the differential tier against Iceberg's Spark runtime (the tests run 3)
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #

@@ -123,7 +123,7 @@ class IcebergDifferentialTest {
     @Test
     void bothWritersReadTheModelAfterEveryChangeEitherMakes() {
         long first = Long.getLong("hyperstream.differential.seed", 1);
-        int seeds = Integer.getInteger("hyperstream.differential.seeds", 4);
+        int seeds = Integer.getInteger("hyperstream.differential.seeds", 3);
         for (long seed = first; seed < first + seeds; seed++) {
             List<Step> steps = steps(seed, 14);
             String failure = replay(seed, steps, steps.size());

@@ -63,7 +63,7 @@ class SparkQueryOracleTest {
                     + "'write.parquet.bloom-filter-enabled.column.l' = 'true')");
             spark.sql("CREATE TABLE " + reference + " (" + columns + ") USING parquet LOCATION '"
                     + root.resolve("reference" + seed).toUri() + "'");
-            QueryFuzz.run(seed, QueryFuzz.Dialect.SPARK, engine, ours, reference, 240, 4, QueryFuzz.queries(60));
+            QueryFuzz.run(seed, QueryFuzz.Dialect.SPARK, engine, ours, reference, 240, 4, QueryFuzz.queries(40));
             spark.sql("DROP TABLE " + ours);
             spark.sql("DROP TABLE " + reference);
         }

@@ -60,14 +60,14 @@ class TestQueryOracles {
             }
         };
         long first = QueryFuzz.firstSeed();
-        for (long seed = first; seed < first + QueryFuzz.seeds(3); seed++) {
+        for (long seed = first; seed < first + QueryFuzz.seeds(2); seed++) {
             String ours = "lake.fuzz.t" + seed;
             String reference = "memory.fuzz.reference" + seed;
             String columns = QueryFuzz.columns(QueryFuzz.Dialect.TRINO);
             runner.execute("CREATE TABLE " + ours + " (" + columns + ") WITH (format_version = " + (seed % 2 == 0 ? 3 : 2)
                     + ", indexed_columns = '" + String.join(",", QueryFuzz.INDEXED) + "', parquet_bloom_filter_columns = ARRAY['l'])");
             runner.execute("CREATE TABLE " + reference + " (" + columns + ")");
-            QueryFuzz.run(seed, QueryFuzz.Dialect.TRINO, engine, ours, reference, 240, 4, QueryFuzz.queries(60));
+            QueryFuzz.run(seed, QueryFuzz.Dialect.TRINO, engine, ours, reference, 240, 4, QueryFuzz.queries(40));
             runner.execute("DROP TABLE " + ours);
             runner.execute("DROP TABLE " + reference);
         }
