@@ -28,6 +28,12 @@ class SparkQueryOracleTest {
         spark = LocalSpark.start("hyperstream-query-oracles");
         spark.conf().set("spark.sql.catalog.lake", HyperStreamCatalog.class.getName());
         spark.conf().set("spark.sql.catalog.lake.root", root.resolve("lake").toString());
+        // The reference's Parquet files hold dates and times before 1582 as they are (Spark 4's
+        // default; Spark 3.5 refuses to write them without this).
+        spark.conf().set("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED");
+        spark.conf().set("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED");
+        spark.conf().set("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED");
+        spark.conf().set("spark.sql.parquet.int96RebaseModeInRead", "CORRECTED");
         spark.sql("CREATE NAMESPACE IF NOT EXISTS lake.fuzz");
     }
 
