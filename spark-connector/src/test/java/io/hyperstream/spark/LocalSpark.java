@@ -11,7 +11,14 @@ final class LocalSpark {
     private LocalSpark() {}
 
     static SparkSession start(String appName) {
-        return SparkSession.builder()
+        return start(appName, java.util.Map.of());
+    }
+
+    /** As {@link #start(String)}, with more settings given at start (an event log, a catalog's credentials). */
+    static SparkSession start(String appName, java.util.Map<String, String> settings) {
+        SparkSession.Builder builder = SparkSession.builder();
+        settings.forEach(builder::config);
+        return builder
                 .master("local[2]")
                 .appName(appName)
                 .config("spark.ui.enabled", "false")

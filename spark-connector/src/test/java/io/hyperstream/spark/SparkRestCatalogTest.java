@@ -38,16 +38,38 @@ class SparkRestCatalogTest {
     @BeforeAll
     static void start() throws Exception {
         server = RestCatalogTestServer.start(dir.resolve("server"));
-        spark = LocalSpark.start("hyperstream-rest-catalog-test");
+        // The catalog "guarded" has a token, given at start as deployments give it (spark-defaults.conf,
+        // --conf), where Spark's redaction covers it; and an event log, which a History Server shows.
+        spark = LocalSpark.start("hyperstream-rest-catalog-test", java.util.Map.of(
+                "spark.eventLog.enabled", "true",
+                "spark.eventLog.compress", "false", // searchable as text (Spark 4 compresses by default)
+                "spark.eventLog.dir", Files.createDirectories(dir.resolve("events")).toUri().toString(),
+                "spark.sql.catalog.guarded", HyperStreamCatalog.class.getName(),
+                "spark.sql.catalog.guarded.type", "rest",
+                "spark.sql.catalog.guarded.uri", server.uri(),
+                "spark.sql.catalog.guarded.token", CANARY));
         spark.conf().set("spark.sql.catalog.lake", HyperStreamCatalog.class.getName());
         spark.conf().set("spark.sql.catalog.lake.type", "rest");
         spark.conf().set("spark.sql.catalog.lake.uri", server.uri());
     }
 
+    /** The token of catalog "guarded", which nothing a user or an operator reads may show. */
+    private static final String CANARY = "canary" + java.util.UUID.randomUUID().toString().replace("-", "");
+
     @AfterAll
-    static void stop() {
+    static void stop() throws java.io.IOException {
         if (spark != null) {
             spark.stop();
+            // Spark's event log, written whole at stop: plans, SQL executions, settings, jobs, tasks.
+            StringBuilder events = new StringBuilder();
+            try (var logs = Files.walk(dir.resolve("events"))) {
+                for (Path log : logs.filter(Files::isRegularFile).toList()) {
+                    events.append(Files.readString(log, java.nio.charset.StandardCharsets.ISO_8859_1));
+                }
+            }
+            assertTrue(events.toString().contains("vault"), "the event log holds the token test's statements");
+            int at = events.indexOf(CANARY);
+            assertTrue(at < 0, "the token is in Spark's event log: ..." + (at < 0 ? "" : events.substring(Math.max(0, at - 300), at)));
         }
         if (server != null) {
             server.close();
@@ -136,11 +158,7 @@ class SparkRestCatalogTest {
      */
     @Test
     void theCatalogsTokenNeverTravelsWithATask() throws Exception {
-        String canary = "canary" + java.util.UUID.randomUUID().toString().replace("-", "");
-        spark.conf().set("spark.sql.catalog.guarded", HyperStreamCatalog.class.getName());
-        spark.conf().set("spark.sql.catalog.guarded.type", "rest");
-        spark.conf().set("spark.sql.catalog.guarded.uri", server.uri());
-        spark.conf().set("spark.sql.catalog.guarded.token", canary);
+        String canary = CANARY;
         sql("CREATE NAMESPACE guarded.vault");
         sql("CREATE TABLE guarded.vault.t (id BIGINT NOT NULL, name STRING) USING hyperstream");
         sql("INSERT INTO guarded.vault.t SELECT id, concat('n', id) FROM range(0, 100, 1, 2)");
