@@ -173,13 +173,9 @@ impl Table {
     /// names there, at the location the catalog keeps for it.
     pub fn load(location: &str, options: &HashMap<String, String>) -> Result<Self> {
         if let Some(file) = options.get(crate::table::rest::METADATA_LOCATION) {
-            let storage_options: HashMap<String, String> = options
-                .iter()
-                .filter(|(k, _)| !crate::table::rest::is_catalog_option(k))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            let storage_options = storage_options(&BTreeMap::new(), options); // the catalog's options left out
             let operations = Arc::new(MetadataFileOperations::open(file, &storage_options)?);
-            let (version, metadata) = operations.load(&Storage::open(location, &storage_options)?)?;
+            let (version, metadata) = operations.read()?;
             let storage = Storage::open(&metadata.location, &storage_options)?;
             return Ok(Self::at(storage, version, metadata, operations));
         }

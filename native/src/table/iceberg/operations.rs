@@ -89,14 +89,19 @@ impl MetadataFileOperations {
             .ok_or_else(|| Error::invalid(format!("metadata file location {location} names no folder")))?;
         Ok(Self { location: location.to_owned(), folder: Storage::open(folder, options)? })
     }
+
+    /// The version the metadata file holds, numbered as a catalog numbers its versions.
+    pub fn read(&self) -> Result<(Version, TableMetadata)> {
+        let name = self.location.rsplit('/').next().unwrap_or_default();
+        let metadata = TableMetadata::from_json(&self.folder.get(name)?, &self.location)?;
+        let number = metadata.metadata_log.len() as u64 + 1;
+        Ok((Version { number, location: self.location.clone() }, metadata))
+    }
 }
 
 impl TableOperations for MetadataFileOperations {
     fn load(&self, _storage: &Storage) -> Result<(Version, TableMetadata)> {
-        let name = self.location.rsplit('/').next().unwrap_or_default();
-        let metadata = TableMetadata::from_json(&self.folder.get(name)?, &self.location)?;
-        let number = metadata.metadata_log.len() as u64 + 1; // as a catalog numbers its versions
-        Ok((Version { number, location: self.location.clone() }, metadata))
+        self.read()
     }
 
     fn commit(

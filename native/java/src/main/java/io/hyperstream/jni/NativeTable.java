@@ -349,22 +349,12 @@ public final class NativeTable extends NativeHandle {
      * table reads and writes data files; its changes commit through the catalog.
      */
     public Map<String, String> taskOptions() {
-        String[] flat = call(NativeTable::taskOptionsNative);
-        Map<String, String> options = new java.util.HashMap<>();
-        for (int i = 0; i + 1 < flat.length; i += 2) {
-            options.put(flat[i], flat[i + 1]);
-        }
-        return options;
+        return unflatten(call(NativeTable::taskOptionsNative), new java.util.HashMap<>());
     }
 
     /** The table's properties, as its metadata keeps them. */
     public Map<String, String> properties() {
-        String[] flat = call(NativeTable::propertiesNative);
-        Map<String, String> properties = new java.util.TreeMap<>();
-        for (int i = 0; i + 1 < flat.length; i += 2) {
-            properties.put(flat[i], flat[i + 1]);
-        }
-        return properties;
+        return unflatten(call(NativeTable::propertiesNative), new java.util.TreeMap<>());
     }
 
     /**
@@ -823,6 +813,14 @@ public final class NativeTable extends NativeHandle {
         return call(h -> ArrowStreams.importStream(allocator, address -> scanNative(h, version.snapshotId() != null,
                 version.snapshotIdOrZero(), version.asOfMillis() != null, version.asOfMillisOrZero(), columns, batchRows,
                 address)));
+    }
+
+    /** {@code into} with the pairs of {@code flat} (key, value, key, value, ...), as the native side answers maps. */
+    static Map<String, String> unflatten(String[] flat, Map<String, String> into) {
+        for (int i = 0; i + 1 < flat.length; i += 2) {
+            into.put(flat[i], flat[i + 1]);
+        }
+        return into;
     }
 
     static String[] flatten(Map<String, String> map) {

@@ -87,12 +87,7 @@ public final class RestCatalog implements Catalog {
     @Override
     public Map<String, String> namespaceProperties(String namespace) {
         NativeLibrary.load();
-        String[] flat = namespacePropertiesNative(settings(), levels(namespace));
-        Map<String, String> properties = new LinkedHashMap<>();
-        for (int i = 0; i + 1 < flat.length; i += 2) {
-            properties.put(flat[i], flat[i + 1]);
-        }
-        return properties;
+        return NativeTable.unflatten(namespacePropertiesNative(settings(), levels(namespace)), new LinkedHashMap<>());
     }
 
     /** Creates the namespace; false when it exists. */
