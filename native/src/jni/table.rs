@@ -1159,24 +1159,34 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rowDeletesNative<'l>(
     })
 }
 
-/// Commits a row-level change read at snapshot `read` (-1: the current one): the rows its
-/// delete fragments name are deleted and the data files `added` join, in one snapshot; its id, -1
-/// when nothing changed.
+/// Commits a row-level change (`operation`: delete, update or merge) whose scan read snapshot
+/// `read` (-1: the table had none) with the native filter `filter` (null: none): the rows its
+/// delete fragments name are deleted and the data files `added` join, in one snapshot, checked
+/// against the commits since by the table's isolation level; its id, -1 when nothing changed.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitRowChangesNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     read: jlong,
+    operation: JString<'l>,
+    filter: JString<'l>,
     deletes: JObjectArray<'l>,
     added: JObjectArray<'l>,
 ) -> jlong {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
+        let operation = crate::table::iceberg::RowOperation::of(&string(env, &operation)?)?;
+        let filter = filter_arg(env, &filter)?;
         let deletes = crate::table::iceberg::row_deletes(&strings(env, &deletes)?.unwrap_or_default())?;
         let added = data_files_arg(env, &added)?;
+        let read = crate::table::iceberg::ChangeRead {
+            snapshot: (read >= 0).then_some(read),
+            operation,
+            filter: filter.as_ref(),
+        };
         let mut table = lock(&cell);
-        Ok(table.commit_row_changes((read >= 0).then_some(read), deletes, added)?.unwrap_or(-1))
+        Ok(table.commit_row_changes(&read, deletes, added)?.unwrap_or(-1))
     })
 }
 

@@ -33,6 +33,52 @@ pub fn row_deletes(fragments: &[String]) -> Result<BTreeMap<String, RoaringTreem
     Ok(deletes)
 }
 
+/// The row-level operations, each with its own isolation property (`write.<name>.isolation-level`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOperation {
+    Delete,
+    Update,
+    Merge,
+}
+
+impl RowOperation {
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOperation::Delete => "delete",
+            RowOperation::Update => "update",
+            RowOperation::Merge => "merge",
+        }
+    }
+
+    /// The operation of its name (`delete`, `update`, `merge`, any case).
+    pub fn of(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "delete" => Ok(RowOperation::Delete),
+            "update" => Ok(RowOperation::Update),
+            "merge" => Ok(RowOperation::Merge),
+            _ => Err(Error::invalid(format!("{name:?} is not a row-level operation (delete, update or merge)"))),
+        }
+    }
+}
+
+/// Iceberg's isolation levels of a row-level change. Both fail a change when a file it deletes rows
+/// of was changed meanwhile; `Serializable` also when a concurrent commit added rows it would have read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    Serializable,
+    Snapshot,
+}
+
+/// What a row-level change read, which its commit checks the commits that landed since against.
+#[derive(Clone, Copy, Debug)]
+pub struct ChangeRead<'a> {
+    /// The snapshot its scan read; None when the table had none (every commit since is concurrent).
+    pub snapshot: Option<i64>,
+    pub operation: RowOperation,
+    /// The filter its scan pushed to the table; None: it read every row.
+    pub filter: Option<&'a Predicate>,
+}
+
 /// What deleting more rows of one data file changes among the table's files, by Iceberg's RowDelta
 /// rules: the data file leaves when no row of it is left; else one new delete entry holds its
 /// deleted rows in place of the entries that served it alone (`replaced`). An entry that may serve
@@ -143,14 +189,16 @@ impl Table {
 
     /// Commits a row-level change (UPDATE, MERGE, a DELETE by row) as one snapshot: the rows at
     /// `deletes` (data file path -> positions in it) are deleted and the data files `added` (the
-    /// new and changed rows, written with their indexes) join the table. The change read the table
-    /// at snapshot `read` (None: the current one); a file it deletes rows of must still be live
-    /// with the delete files it had then, or the commit fails with [`Error::CommitConflict`]
-    /// (another writer deleted or changed rows of it meanwhile). Appends by others land beside it.
-    /// Returns the snapshot id, None when there was nothing to change.
+    /// new and changed rows, written with their indexes) join the table. `read` says what the
+    /// change read; the commit checks the commits that landed since as Iceberg's RowDelta does:
+    /// a file it deletes rows of must still be live with the delete files it had then, and under
+    /// `serializable` isolation (the default of `write.<operation>.isolation-level`) no commit may
+    /// have added a data file that can hold a row the change's scan would have read; otherwise the
+    /// commit fails with [`Error::CommitConflict`] and nothing lands. Returns the snapshot id, None
+    /// when there was nothing to change.
     pub fn commit_row_changes(
         &mut self,
-        read: Option<i64>,
+        read: &ChangeRead,
         deletes: BTreeMap<String, RoaringTreemap>,
         added: Vec<DataFile>,
     ) -> Result<Option<i64>> {
@@ -162,10 +210,14 @@ impl Table {
         if deletes.is_empty() && added.is_empty() {
             return Ok(None);
         }
-        if deletes.is_empty() {
+        let isolation = self.isolation(read.operation)?;
+        if deletes.is_empty() && isolation == Isolation::Snapshot {
             return self.commit_append(added).map(Some);
         }
-        let base = self.snapshot(read, None)?.cloned();
+        let base = match read.snapshot {
+            Some(id) => Some(self.metadata.snapshot(id)?.clone()),
+            None => None,
+        };
         let touched: Vec<DataFile> =
             self.data_files(base.as_ref())?.into_iter().filter(|f| deletes.contains_key(&f.file_path)).collect();
         if let Some(path) = deletes.keys().find(|path| !touched.iter().any(|f| &f.file_path == *path)) {
@@ -184,9 +236,16 @@ impl Table {
                 )));
             }
         }
-        let operation = if added.is_empty() { Operation::Delete } else { Operation::Overwrite };
+        let operation = match (deletes.is_empty(), added.is_empty()) {
+            (true, _) => Operation::Append,
+            (false, true) => Operation::Delete,
+            (false, false) => Operation::Overwrite,
+        };
         let committed = self.commit_with_retries("a row-level change", |table| {
             table.check_unchanged(&touched)?;
+            if isolation == Isolation::Serializable {
+                table.check_no_rows_added_since(read)?;
+            }
             let change = Change::new(&table.metadata);
             let parent = table.metadata.current_snapshot().cloned();
             let changes = touched
@@ -198,6 +257,55 @@ impl Table {
                 .then_some(change.snapshot_id))
         });
         committed.map(Some)
+    }
+
+    /// The isolation level the table asks of a row-level `operation`
+    /// (`write.<operation>.isolation-level`, Iceberg's names; `serializable` when unset).
+    pub fn isolation(&self, operation: RowOperation) -> Result<Isolation> {
+        let key = format!("write.{}.isolation-level", operation.name());
+        match self.metadata.properties.get(&key).map(|v| v.to_ascii_lowercase()).as_deref() {
+            None | Some("serializable") => Ok(Isolation::Serializable),
+            Some("snapshot") => Ok(Isolation::Snapshot),
+            Some(other) => {
+                Err(Error::invalid(format!("table property {key} is {other:?}: it takes serializable or snapshot")))
+            }
+        }
+    }
+
+    /// Serializable isolation's check (Iceberg's `validateNoConflictingDataFiles`): no commit
+    /// between the snapshot `read` names (before the first one when the change read an empty
+    /// table) and the current one added a data file that may hold a row the change's filter
+    /// passes (any row, without a filter). Compaction adds no rows and is not such a commit.
+    pub(super) fn check_no_rows_added_since(&self, read: &ChangeRead) -> Result<()> {
+        let mut added = Vec::new();
+        let mut at = self.metadata.current_snapshot();
+        while let Some(snapshot) = at.filter(|s| Some(s.snapshot_id) != read.snapshot) {
+            if matches!(snapshot.summary.get("operation").map(String::as_str), Some("append" | "overwrite")) {
+                let id = snapshot.snapshot_id;
+                for manifest in self.manifests(snapshot)? {
+                    if manifest.content != 0 || manifest.added_snapshot_id != id {
+                        continue;
+                    }
+                    let entries = self.entries_of(&manifest).map_err(|e| e.within(&snapshot.manifest_list))?;
+                    added.extend(
+                        entries
+                            .into_iter()
+                            .filter(|e| e.status == STATUS_ADDED && e.snapshot_id.unwrap_or(id) == id)
+                            .map(|e| e.data_file),
+                    );
+                }
+            }
+            at = snapshot.parent_snapshot_id.and_then(|parent| self.metadata.snapshot(parent).ok());
+        }
+        match self.prune(added, read.filter)?.first() {
+            None => Ok(()),
+            Some(file) => Err(Error::CommitConflict(format!(
+                "another writer added rows to {} that this change's scan would have read ({}); under serializable \
+                 isolation nothing was committed",
+                self.location(),
+                file.file_path
+            ))),
+        }
     }
 
     /// The positions of the rows of one data file that `filter` passes, its deleted rows left out:

@@ -69,7 +69,7 @@ mod write;
 use crate::spec::bounds::{bounds, less};
 use commit::*;
 use create::*;
-pub use delete::{row_deletes, row_deletes_fragment};
+pub use delete::{row_deletes, row_deletes_fragment, ChangeRead, Isolation, RowOperation};
 pub use indexes::*;
 pub use maintenance::*;
 pub use metadata_tables::{metadata_table_schema, METADATA_TABLES};

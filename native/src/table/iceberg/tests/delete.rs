@@ -161,12 +161,18 @@ fn a_delete_file_serving_several_data_files_stays_for_those_a_change_leaves() {
                 }
                 "row change" => {
                     let rows = BTreeMap::from([(first.file_path.clone(), RoaringTreemap::from_iter([1u64]))]);
-                    table.commit_row_changes(None, rows, Vec::new()).unwrap().unwrap();
+                    table
+                        .commit_row_changes(&read_at(table.metadata().current_snapshot_id), rows, Vec::new())
+                        .unwrap()
+                        .unwrap();
                     &[2, 4, 5]
                 }
                 "whole file" => {
                     let rows = BTreeMap::from([(first.file_path.clone(), RoaringTreemap::from_iter([1u64, 2]))]);
-                    table.commit_row_changes(None, rows, Vec::new()).unwrap().unwrap();
+                    table
+                        .commit_row_changes(&read_at(table.metadata().current_snapshot_id), rows, Vec::new())
+                        .unwrap()
+                        .unwrap();
                     &[4, 5]
                 }
                 _ => {

@@ -37,6 +37,11 @@ pub(super) fn reader(batches: Vec<RecordBatch>) -> impl RecordBatchReader {
     RecordBatchIterator::new(batches.into_iter().map(Ok), schema())
 }
 
+/// What a MERGE without a filter read: snapshot `snapshot` (None: an empty table).
+pub(super) fn read_at(snapshot: Option<i64>) -> ChangeRead<'static> {
+    ChangeRead { snapshot, operation: RowOperation::Merge, filter: None }
+}
+
 pub(super) fn ids(table: &Table, snapshot: Option<&Snapshot>) -> Vec<i64> {
     let files = table.data_files(snapshot).unwrap();
     let mut ids: Vec<i64> = table

@@ -141,7 +141,7 @@ fn random_updates_deletes_and_merges_match_a_model_in_both_format_versions() {
                     ]
                 })
                 .collect();
-            let committed = table.commit_row_changes(read, row_deletes(&fragments).unwrap(), added).unwrap();
+            let committed = table.commit_row_changes(&read_at(read), row_deletes(&fragments).unwrap(), added).unwrap();
             assert!(committed.is_some(), "step {step}");
             let summary = &table.metadata().current_snapshot().unwrap().summary;
             assert_eq!(
@@ -154,7 +154,12 @@ fn random_updates_deletes_and_merges_match_a_model_in_both_format_versions() {
             check_against_model(&reopened, &model, &format!("v{version} step {step}"));
         }
         // Nothing changed: nothing committed.
-        assert_eq!(table.commit_row_changes(None, BTreeMap::new(), Vec::new()).unwrap(), None);
+        assert_eq!(
+            table
+                .commit_row_changes(&read_at(table.metadata().current_snapshot_id), BTreeMap::new(), Vec::new())
+                .unwrap(),
+            None
+        );
         assert!(table.remove_orphan_files_unchecked(i64::MAX).unwrap().is_empty(), "v{version}: nothing orphaned");
         // Compaction keeps the rows.
         table.rewrite_data_files(10_000).unwrap();
@@ -163,7 +168,7 @@ fn random_updates_deletes_and_merges_match_a_model_in_both_format_versions() {
 }
 
 #[test]
-fn row_changes_to_the_same_file_by_two_writers_conflict_and_appends_do_not() {
+fn row_changes_to_the_same_file_by_two_writers_conflict_and_appends_do_under_serializable_isolation_only() {
     let dir = tempfile::tempdir().unwrap();
     let location = dir.path().to_str().unwrap().to_owned();
     let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
@@ -177,24 +182,33 @@ fn row_changes_to_the_same_file_by_two_writers_conflict_and_appends_do_not() {
     let mut other = Table::load(&location, &HashMap::new()).unwrap();
     // Another writer appends and deletes a row of the first file.
     other.append(reader(vec![batch(500..510)])).unwrap();
-    other.commit_row_changes(None, rows(&first, &[3]), Vec::new()).unwrap();
+    other.commit_row_changes(&read_at(other.metadata().current_snapshot_id), rows(&first, &[3]), Vec::new()).unwrap();
     // A change that read before that and deletes rows of the first file conflicts, cleanly...
     let before = ids(&table, Table::load(&location, &HashMap::new()).unwrap().metadata().current_snapshot());
-    let err = table.commit_row_changes(read, rows(&first, &[7]), Vec::new()).unwrap_err();
+    let err = table.commit_row_changes(&read_at(read), rows(&first, &[7]), Vec::new()).unwrap_err();
     assert!(matches!(err, Error::CommitConflict(_)), "{err}");
     let reloaded = Table::load(&location, &HashMap::new()).unwrap();
     assert_eq!(ids(&reloaded, reloaded.metadata().current_snapshot()), before, "nothing of the loser landed");
-    // ...one of the second file lands beside the append.
-    table.commit_row_changes(read, rows(&second, &[0, 1]), Vec::new()).unwrap();
+    // ...one of the second file conflicts too under serializable isolation (the default: the
+    // append added rows its unfiltered scan would have read), and lands beside the append under
+    // snapshot isolation.
+    let err = table.commit_row_changes(&read_at(read), rows(&second, &[0, 1]), Vec::new()).unwrap_err();
+    assert!(matches!(&err, Error::CommitConflict(m) if m.contains("serializable")), "{err}");
+    table.set_properties(&[("write.merge.isolation-level".to_owned(), Some("snapshot".to_owned()))]).unwrap();
+    table.commit_row_changes(&read_at(read), rows(&second, &[0, 1]), Vec::new()).unwrap();
     let after = ids(&table, table.metadata().current_snapshot());
     assert_eq!(after.len(), before.len() - 2);
     assert!(after.contains(&505) && !after.contains(&100) && !after.contains(&3) && after.contains(&7));
     // Positions the file does not hold, files not in the table and bad fragments are refused.
     assert!(
-        matches!(table.commit_row_changes(None, rows(&second, &[100]), Vec::new()), Err(Error::InvalidArgument(m)) if m.contains("holds 100 rows"))
+        matches!(table.commit_row_changes(&read_at(table.metadata().current_snapshot_id), rows(&second, &[100]), Vec::new()), Err(Error::InvalidArgument(m)) if m.contains("holds 100 rows"))
     );
     assert!(matches!(
-        table.commit_row_changes(None, rows("file:///elsewhere.parquet", &[1]), Vec::new()),
+        table.commit_row_changes(
+            &read_at(table.metadata().current_snapshot_id),
+            rows("file:///elsewhere.parquet", &[1]),
+            Vec::new()
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(row_deletes(&["{\"file\":\"x\"}".to_owned()]), Err(Error::InvalidArgument(_))));
@@ -243,7 +257,10 @@ fn updated_rows_keep_their_row_ids_and_take_the_new_sequence_number() {
     writer.write(&with_ids).unwrap();
     let added = writer.finish().unwrap();
     let fragments: Vec<String> = updated.iter().map(|r| row_deletes_fragment(&r.1, &[r.2 as i64]).unwrap()).collect();
-    let snapshot = table.commit_row_changes(None, row_deletes(&fragments).unwrap(), added).unwrap().unwrap();
+    let snapshot = table
+        .commit_row_changes(&read_at(table.metadata().current_snapshot_id), row_deletes(&fragments).unwrap(), added)
+        .unwrap()
+        .unwrap();
     let sequence = table.metadata().snapshot(snapshot).unwrap().sequence_number;
     let after = lineage(&Table::load(&location, &HashMap::new()).unwrap());
     for (id, (row_id, seq)) in &after {
@@ -261,4 +278,56 @@ fn updated_rows_keep_their_row_ids_and_take_the_new_sequence_number() {
         after.len(),
         "ids stay unique"
     );
+}
+
+#[test]
+fn serializable_changes_fail_when_a_concurrent_commit_added_rows_their_scan_would_have_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = dir.path().to_str().unwrap().to_owned();
+    let mut table = Table::create(&location, &schema(), BTreeMap::new(), &HashMap::new()).unwrap();
+    let mut other = Table::load(&location, &HashMap::new()).unwrap();
+    // Two insert-only MERGEs of the same new key, both of which read the empty table: the second
+    // to commit fails, so the key is not there twice.
+    let mine = table.write_data_files(reader(vec![batch(7..8)])).unwrap();
+    let theirs = other.write_data_files(reader(vec![batch(7..8)])).unwrap();
+    other.commit_row_changes(&read_at(None), BTreeMap::new(), theirs).unwrap().unwrap();
+    let err = table.commit_row_changes(&read_at(None), BTreeMap::new(), mine.clone()).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict(_)), "{err}");
+    let loaded = Table::load(&location, &HashMap::new()).unwrap();
+    assert_eq!(ids(&loaded, loaded.metadata().current_snapshot()), [7]);
+    // Under snapshot isolation both land, as Iceberg's snapshot isolation lets them.
+    table.set_properties(&[("write.merge.isolation-level".to_owned(), Some("SNAPSHOT".to_owned()))]).unwrap();
+    table.commit_row_changes(&read_at(None), BTreeMap::new(), mine).unwrap().unwrap();
+    assert_eq!(ids(&table, table.metadata().current_snapshot()), [7, 7]);
+
+    // An UPDATE whose scan read only ids above 100 conflicts with rows added where it read, not elsewhere
+    // (the added files' statistics decide).
+    let read = table.metadata().current_snapshot_id;
+    let above = Predicate::from_json(r#"{"op":"gt","column":"id","value":100}"#).unwrap();
+    let update = ChangeRead { snapshot: read, operation: RowOperation::Update, filter: Some(&above) };
+    other.refresh().unwrap();
+    other.append(reader(vec![batch(0..10)])).unwrap();
+    let added = table.write_data_files(reader(vec![batch(200..201)])).unwrap();
+    table.commit_row_changes(&update, BTreeMap::new(), added).unwrap().unwrap();
+    other.refresh().unwrap();
+    other.append(reader(vec![batch(150..160)])).unwrap();
+    let added = table.write_data_files(reader(vec![batch(201..202)])).unwrap();
+    let err = table.commit_row_changes(&update, BTreeMap::new(), added).unwrap_err();
+    assert!(matches!(err, Error::CommitConflict(_)), "{err}");
+    // Compaction adds no rows: a change that read before it still commits.
+    let read = table.metadata().current_snapshot_id;
+    let update = ChangeRead { snapshot: read, ..update };
+    other.refresh().unwrap();
+    other.rewrite_data_files(10_000).unwrap().unwrap();
+    let added = table.write_data_files(reader(vec![batch(202..203)])).unwrap();
+    table.commit_row_changes(&update, BTreeMap::new(), added).unwrap().unwrap();
+    let ids = ids(&table, table.metadata().current_snapshot());
+    assert!(ids.contains(&200) && ids.contains(&202) && !ids.contains(&201) && ids.contains(&155), "{ids:?}");
+    // A level Iceberg does not name is refused by name.
+    table.set_properties(&[("write.update.isolation-level".to_owned(), Some("strict".to_owned()))]).unwrap();
+    let err = table
+        .commit_row_changes(&update, BTreeMap::new(), Vec::new())
+        .map(|_| ())
+        .and(table.isolation(RowOperation::Update).map(|_| ()));
+    assert!(matches!(&err, Err(Error::InvalidArgument(m)) if m.contains("write.update.isolation-level")), "{err:?}");
 }

@@ -41,6 +41,8 @@ final class RowChanges implements SupportsDelta {
     private final long snapshot;
     /** Whether the table keeps row lineage (format version 3): an updated row keeps its {@code _row_id}. */
     private final boolean lineage;
+    /** The operation's scan, once Spark built it: its pushed filter is what the commit checks new rows against. */
+    private final java.util.concurrent.atomic.AtomicReference<TableScanBuilder> scan = new java.util.concurrent.atomic.AtomicReference<>();
 
     RowChanges(PathOptions options, StructType schema, Command command) {
         if (options.travels()) {
@@ -66,8 +68,10 @@ final class RowChanges implements SupportsDelta {
     }
 
     @Override
-    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scan) {
-        return new TableScanBuilder(options, schema);
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap scanOptions) {
+        TableScanBuilder builder = new TableScanBuilder(options, schema);
+        scan.set(builder);
+        return builder;
     }
 
     @Override
@@ -89,7 +93,7 @@ final class RowChanges implements SupportsDelta {
 
     @Override
     public DeltaWriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-        Write write = new Write(options, info.schema(), snapshot, lineage, new java.util.concurrent.atomic.AtomicBoolean());
+        Write write = new Write(options, info.schema(), snapshot, command, scan, lineage, new java.util.concurrent.atomic.AtomicBoolean());
         return new DeltaWriteBuilder() {
             @Override
             public DeltaWrite build() {
@@ -102,11 +106,14 @@ final class RowChanges implements SupportsDelta {
     record Changed(String[] dataFiles, String[] deletes) implements WriterCommitMessage {}
 
     /**
-     * The write of a row-level operation: tasks of {@link Writer}, one commit. {@code maybeCommitted}
-     * is set when the commit's outcome is unknown: it may have landed (its deletes are then live), so
-     * the abort Spark calls next must keep the new rows' files.
+     * The write of a row-level operation: tasks of {@link Writer}, one commit, checked against the
+     * commits since {@code snapshot} under the table's {@code write.<command>.isolation-level} with
+     * the filter the operation's {@code scan} pushed. {@code maybeCommitted} is set when the
+     * commit's outcome is unknown: it may have landed (its deletes are then live), so the abort
+     * Spark calls next must keep the new rows' files.
      */
-    private record Write(PathOptions options, StructType schema, long snapshot, boolean lineage,
+    private record Write(PathOptions options, StructType schema, long snapshot, Command command,
+            java.util.concurrent.atomic.AtomicReference<TableScanBuilder> scan, boolean lineage,
             java.util.concurrent.atomic.AtomicBoolean maybeCommitted) implements DeltaWrite, DeltaBatchWrite {
         @Override
         public DeltaBatchWrite toBatch() {
@@ -125,7 +132,9 @@ final class RowChanges implements SupportsDelta {
             String[] deletes = Arrays.stream(messages).filter(Objects::nonNull)
                     .flatMap(m -> Arrays.stream(((Changed) m).deletes())).toArray(String[]::new);
             try (NativeTable table = NativeTable.load(options.path(), options.storage())) {
-                table.commitRowChanges(snapshot, deletes, files);
+                TableScanBuilder read = scan.get();
+                String operation = command.name().toLowerCase(java.util.Locale.ROOT);
+                table.commitRowChanges(snapshot, operation, read == null ? null : read.pushedFilter(), deletes, files);
             } catch (io.hyperstream.jni.CommitStateUnknownException unknown) {
                 maybeCommitted.set(true);
                 throw unknown;

@@ -274,12 +274,17 @@ final class TableScanBuilder implements ScanBuilder, SupportsPushDownRequiredCol
         }
     }
 
+    /** The native filter of every predicate pushed so far; null for none. */
+    String pushedFilter() {
+        return filters.isEmpty() ? null : Filters.and(filters);
+    }
+
     @Override
     public Scan build() {
         if (aggregated != null) {
             return aggregated;
         }
-        String filter = filters.isEmpty() ? null : Filters.and(filters);
+        String filter = pushedFilter();
         return new TableScan(options, tableColumns(), readSchema, filter, topK, searchPlan, limit, searchedFiles);
     }
 }

@@ -174,4 +174,86 @@ class SparkRowChangesTest {
         assertEquals(2, places.stream().map(r -> r.getString(1) + "#" + r.getLong(2)).distinct().count(), places.toString());
         assertTrue(places.get(0).getString(1).endsWith(".parquet"), places.toString());
     }
+
+    /** Set to make the next call of {@code pause} wait until another writer committed. */
+    private static final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+    private static volatile java.util.concurrent.CountDownLatch paused;
+    private static volatile java.util.concurrent.CountDownLatch resume;
+
+    /** {@code value}; armed, it waits (inside the statement that calls it) until {@link #concurrently} lets it go on. */
+    private static Long pause(Long value) throws InterruptedException {
+        if (armed.compareAndSet(true, false)) {
+            paused.countDown();
+            assertTrue(resume.await(120, java.util.concurrent.TimeUnit.SECONDS), "the other writer never finished");
+        }
+        return value;
+    }
+
+    /**
+     * Runs {@code statement} (which calls {@code pause} once it has read the table) and, while it is
+     * paused there, {@code other} to its end: another writer's commit between a change's read and its
+     * commit. The statement's failure, or null.
+     */
+    private static Throwable concurrently(String statement, String other) throws Exception {
+        paused = new java.util.concurrent.CountDownLatch(1);
+        resume = new java.util.concurrent.CountDownLatch(1);
+        armed.set(true);
+        java.util.concurrent.CompletableFuture<Throwable> running = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                sql(statement);
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        try {
+            assertTrue(paused.await(120, java.util.concurrent.TimeUnit.SECONDS), "the statement never called pause");
+            sql(other);
+        } finally {
+            resume.countDown();
+        }
+        return running.get(180, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    private static List<String> rows(String t) {
+        return sql("SELECT id, val FROM " + t + " ORDER BY id, val").stream().map(r -> r.getLong(0) + "=" + r.getLong(1)).toList();
+    }
+
+    /**
+     * Iceberg's isolation levels: under {@code serializable} (the default of
+     * {@code write.<operation>.isolation-level}) a MERGE fails when another writer added rows its
+     * scan would have read after that scan (here the key it inserts), and an UPDATE does not when
+     * the added rows lie outside its pushed filter; under {@code snapshot} the MERGE lands beside them.
+     */
+    @Test
+    void serializableChangesFailWhenAConcurrentWriterAddedRowsTheyWouldHaveRead() throws Exception {
+        spark.udf().register("pause", org.apache.spark.sql.functions.udf(
+                (org.apache.spark.sql.api.java.UDF1<Long, Long>) SparkRowChangesTest::pause, org.apache.spark.sql.types.DataTypes.LongType)
+                .asNondeterministic());
+        String merge = " t USING (SELECT pause(id) AS id, val FROM VALUES (7L, 71L) AS s(id, val)) s ON t.id = s.id "
+                + "WHEN MATCHED THEN UPDATE SET val = s.val WHEN NOT MATCHED THEN INSERT *";
+        for (String level : new String[] {"serializable", "snapshot"}) {
+            String t = "lake.rc.isolation_" + level;
+            String properties = level.equals("serializable") ? "" : " TBLPROPERTIES ('write.merge.isolation-level' = 'snapshot')";
+            sql("CREATE TABLE " + t + " (id BIGINT, val BIGINT) USING hyperstream" + properties);
+            sql("INSERT INTO " + t + " VALUES (1, 10), (2, 20)");
+            Throwable failed = concurrently("MERGE INTO " + t + merge, "INSERT INTO " + t + " VALUES (7, 70)");
+            if (level.equals("serializable")) {
+                assertTrue(failed != null && LocalSpark.messages(failed).contains("serializable"),
+                        failed == null ? "the MERGE committed" : LocalSpark.messages(failed));
+                assertEquals(List.of("1=10", "2=20", "7=70"), rows(t), "the MERGE changed nothing");
+            } else {
+                assertEquals(null, failed);
+                assertEquals(List.of("1=10", "2=20", "7=70", "7=71"), rows(t), "snapshot isolation lets both in");
+            }
+        }
+        // Rows added outside the UPDATE's pushed filter do not conflict with it.
+        String t = "lake.rc.isolation_serializable";
+        assertEquals(null, concurrently("UPDATE " + t + " SET val = pause(val) + 1 WHERE id = 1", "INSERT INTO " + t + " VALUES (100, 1000)"));
+        assertEquals(List.of("1=11", "2=20", "7=70", "100=1000"), rows(t));
+        // Rows added inside it do.
+        Throwable failed = concurrently("UPDATE " + t + " SET val = pause(val) + 1 WHERE id >= 100", "INSERT INTO " + t + " VALUES (200, 2000)");
+        assertTrue(failed != null && LocalSpark.messages(failed).contains("serializable"), String.valueOf(failed));
+        assertEquals(List.of("1=11", "2=20", "7=70", "100=1000", "200=2000"), rows(t));
+    }
 }

@@ -82,7 +82,12 @@ final class TableMerge {
         return new HyperStreamMergeTableHandle(table, insert, lineage);
     }
 
-    /** Commits what the sinks wrote and deleted as one snapshot on top of the one the query read. */
+    /**
+     * Commits what the sinks wrote and deleted as one snapshot on top of the one the query read,
+     * checked against the commits since with the query's pushed filter under the table's
+     * {@code write.delete.isolation-level}, the property Trino's Iceberg connector applies to
+     * every row-level statement (Trino's merge API does not say which statement it runs).
+     */
     static void finish(HyperStreamMergeTableHandle merge, Collection<Slice> fragments) {
         List<String> added = new ArrayList<>();
         List<String> deleted = new ArrayList<>();
@@ -93,7 +98,8 @@ final class TableMerge {
         String[] files = added.toArray(String[]::new);
         nativeCall(() -> {
             try (NativeTable table = merge.insert().target().open()) {
-                return table.commitRowChanges(merge.table().snapshotId(), deleted.toArray(String[]::new), files);
+                return table.commitRowChanges(merge.table().snapshotId(), "delete", merge.table().filter(),
+                        deleted.toArray(String[]::new), files);
             }
         });
     }

@@ -38,6 +38,12 @@ class TestRowChanges {
         IsolatedPlugin.install(runner);
         runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.root", root.toString()));
         runner.execute("CREATE SCHEMA lake.db");
+        runner.installPlugin(new io.trino.spi.Plugin() {
+            @Override
+            public java.util.Set<Class<?>> getFunctions() {
+                return java.util.Set.of(Pause.class);
+            }
+        });
     }
 
     @AfterAll
@@ -173,5 +179,98 @@ class TestRowChanges {
         assertEquals(List.of(10L, 20L), runner.execute("SELECT val FROM twice ORDER BY id").getOnlyColumn().toList());
         RuntimeException travel = assertThrows(RuntimeException.class, () -> runner.execute("UPDATE twice FOR VERSION AS OF 1 SET val = 0"));
         assertTrue(travel.getMessage() != null);
+    }
+
+    /** Set to make the next call of {@code pause} wait until another writer committed. */
+    private static final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+    private static volatile java.util.concurrent.CountDownLatch paused;
+    private static volatile java.util.concurrent.CountDownLatch resume;
+
+    /** {@code pause(x)}: x; armed, it waits (inside the statement that calls it) until {@link #concurrently} lets it go on. */
+    public static final class Pause {
+        private Pause() {}
+
+        @io.trino.spi.function.ScalarFunction(value = "pause", deterministic = false)
+        @io.trino.spi.function.SqlType(io.trino.spi.type.StandardTypes.BIGINT)
+        public static long pause(@io.trino.spi.function.SqlType(io.trino.spi.type.StandardTypes.BIGINT) long value) {
+            if (armed.compareAndSet(true, false)) {
+                paused.countDown();
+                try {
+                    resume.await(120, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return value;
+        }
+    }
+
+    /**
+     * Runs {@code statement} (which calls {@code pause} once it has read the table) and, while it is
+     * paused there, {@code other} to its end: another writer's commit between a change's read and its
+     * commit. The statement's failure, or null.
+     */
+    private Throwable concurrently(String statement, String other) throws Exception {
+        paused = new java.util.concurrent.CountDownLatch(1);
+        resume = new java.util.concurrent.CountDownLatch(1);
+        armed.set(true);
+        java.util.concurrent.CompletableFuture<Throwable> running = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                runner.execute(statement);
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        try {
+            assertTrue(paused.await(120, java.util.concurrent.TimeUnit.SECONDS), "the statement never called pause");
+            runner.execute(other);
+        } finally {
+            resume.countDown();
+        }
+        return running.get(180, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    private List<String> rows(String t) {
+        return runner.execute("SELECT id, val FROM " + t + " ORDER BY id, val").getMaterializedRows().stream()
+                .map(r -> r.getField(0) + "=" + r.getField(1)).toList();
+    }
+
+    /**
+     * Iceberg's isolation levels, by {@code write.delete.isolation-level} as Trino's Iceberg
+     * connector reads it for every row-level statement: under {@code serializable} (the default) an
+     * insert-only MERGE fails when another writer added rows its scan would have read (the key it
+     * inserts), and an UPDATE does not when the added rows lie outside its pushed filter; under
+     * {@code snapshot} the MERGE lands beside them.
+     */
+    @Test
+    void serializableChangesFailWhenAConcurrentWriterAddedRowsTheyWouldHaveRead() throws Exception {
+        String merge = " t USING (SELECT pause(id) AS id, val FROM (VALUES (BIGINT '7', BIGINT '71')) s(id, val)) s ON t.id = s.id "
+                + "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.val)";
+        for (String level : new String[] {"serializable", "snapshot"}) {
+            String t = "isolation_" + level;
+            runner.execute("CREATE TABLE " + t + " (id bigint, val bigint)");
+            if (level.equals("snapshot")) {
+                try (io.hyperstream.jni.NativeTable table = io.hyperstream.jni.NativeTable.load(root.resolve("db").resolve(t).toString(), Map.of())) {
+                    table.setProperties(Map.of("write.delete.isolation-level", "snapshot"));
+                }
+            }
+            runner.execute("INSERT INTO " + t + " VALUES (1, 10), (2, 20)");
+            Throwable failed = concurrently("MERGE INTO " + t + merge, "INSERT INTO " + t + " VALUES (7, 70)");
+            if (level.equals("serializable")) {
+                assertTrue(failed != null && failed.getMessage().contains("serializable"), failed == null ? "the MERGE committed" : failed.toString());
+                assertEquals(List.of("1=10", "2=20", "7=70"), rows(t), "the MERGE changed nothing");
+            } else {
+                assertEquals(null, failed);
+                assertEquals(List.of("1=10", "2=20", "7=70", "7=71"), rows(t), "snapshot isolation lets both in");
+            }
+        }
+        // Rows added outside the UPDATE's pushed filter do not conflict with it; rows inside it do.
+        String t = "isolation_serializable";
+        assertEquals(null, concurrently("UPDATE " + t + " SET val = pause(val) + 1 WHERE id = 1", "INSERT INTO " + t + " VALUES (100, 1000)"));
+        assertEquals(List.of("1=11", "2=20", "7=70", "100=1000"), rows(t));
+        Throwable failed = concurrently("UPDATE " + t + " SET val = pause(val) + 1 WHERE id >= 100", "INSERT INTO " + t + " VALUES (200, 2000)");
+        assertTrue(failed != null && failed.getMessage().contains("serializable"), String.valueOf(failed));
+        assertEquals(List.of("1=11", "2=20", "7=70", "100=1000", "200=2000"), rows(t));
     }
 }

@@ -283,14 +283,18 @@ public final class NativeTable extends NativeHandle {
      * Commits a row-level change (UPDATE, MERGE, a DELETE by row) as one snapshot: the rows the
      * {@link #rowDeletes} fragments name are deleted (position deletes or deletion vectors) and
      * {@code added} (data files of {@link #writeDataFiles} or a {@link TableWriter}) join the
-     * table. The change read the table at snapshot {@code readSnapshot} (-1: the current one); a
-     * {@link CommitConflictException} when another writer deleted rows of a file it deletes rows
-     * of since. When it is refused so (or a fragment is bad), nothing is committed and the
-     * {@code added} files are removed. Returns the snapshot id, -1 when nothing changed.
+     * table. The change's scan read snapshot {@code readSnapshot} (-1: the table had none) with the
+     * native filter {@code scanFilter} (null: every row); {@code operation} ({@code delete},
+     * {@code update} or {@code merge}) names the table property {@code write.<operation>.isolation-level}
+     * that applies (Iceberg's {@code serializable}, the default, or {@code snapshot}). A
+     * {@link CommitConflictException} when another writer deleted rows of a file it deletes rows of
+     * since or, under serializable isolation, added rows its scan would have read. When it is
+     * refused so (or a fragment is bad), nothing is committed and the {@code added} files are
+     * removed. Returns the snapshot id, -1 when nothing changed.
      */
-    public long commitRowChanges(long readSnapshot, String[] deletes, String[] added) {
+    public long commitRowChanges(long readSnapshot, String operation, String scanFilter, String[] deletes, String[] added) {
         try {
-            return call(h -> commitRowChangesNative(h, readSnapshot, deletes, added));
+            return call(h -> commitRowChangesNative(h, readSnapshot, operation, scanFilter, deletes, added));
         } catch (CommitConflictException | InvalidArgumentException refused) {
             deleteFiles(added);
             throw refused;
@@ -882,7 +886,8 @@ public final class NativeTable extends NativeHandle {
 
     private static native void metadataTableSchemaNative(String name, long schemaAddress);
 
-    private static native long commitRowChangesNative(long handle, long readSnapshot, String[] deletes, String[] added);
+    private static native long commitRowChangesNative(long handle, long readSnapshot, String operation, String scanFilter,
+            String[] deletes, String[] added);
 
     private static native void deleteWhereNative(long handle, String filter, long streamAddress);
 

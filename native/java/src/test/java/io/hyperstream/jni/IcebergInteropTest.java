@@ -368,7 +368,7 @@ class IcebergInteropTest {
                     }
                 }
                 String[] added = table.writeDataFiles(allocator, rows(1000, 1050));
-                long committed = table.commitRowChanges(read, deletes.fragments().toArray(String[]::new), added);
+                long committed = table.commitRowChanges(read, "merge", null, deletes.fragments().toArray(String[]::new), added);
                 assertTrue(committed > 0);
                 java.util.stream.LongStream.range(1000, 1050).forEach(left::add);
                 // A second change that read before the first and deletes rows of the same files conflicts.
@@ -379,7 +379,7 @@ class IcebergInteropTest {
                 }
                 long before = filesUnder(location);
                 String[] staleFiles = table.writeDataFiles(allocator, rows(2000, 2010));
-                assertThrows(CommitConflictException.class, () -> table.commitRowChanges(read, stale.fragments().toArray(String[]::new), staleFiles));
+                assertThrows(CommitConflictException.class, () -> table.commitRowChanges(read, "merge", null, stale.fragments().toArray(String[]::new), staleFiles));
                 assertEquals(before, filesUnder(location), "a refused change leaves none of its files");
             }
             Table iceberg = new HadoopTables(new Configuration()).load(location);
