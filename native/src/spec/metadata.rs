@@ -129,6 +129,9 @@ impl std::fmt::Display for Operation {
 pub struct PartitionSpec {
     pub spec_id: i32,
     pub fields: Vec<PartitionField>,
+    /// Fields this library does not model (a later format's, another writer's own), kept as read.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +141,9 @@ pub struct PartitionField {
     pub field_id: i32,
     pub name: String,
     pub transform: String,
+    /// Fields this library does not model (a later format's, another writer's own), kept as read.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,6 +151,9 @@ pub struct PartitionField {
 pub struct SortOrder {
     pub order_id: i32,
     pub fields: Vec<SortField>,
+    /// Fields this library does not model (a later format's, another writer's own), kept as read.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +163,9 @@ pub struct SortField {
     pub source_id: i32,
     pub direction: String,
     pub null_order: String,
+    /// Fields this library does not model (a later format's, another writer's own), kept as read.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -225,7 +237,7 @@ impl TableMetadata {
             last_column_id: schema.highest_field_id(),
             current_schema_id: schema.schema_id,
             schemas: vec![schema],
-            partition_specs: vec![PartitionSpec { spec_id: 0, fields: Vec::new() }],
+            partition_specs: vec![PartitionSpec { spec_id: 0, fields: Vec::new(), other: BTreeMap::new() }],
             default_spec_id: 0,
             // Partition field ids start at 1000.
             last_partition_id: 999,
@@ -234,7 +246,7 @@ impl TableMetadata {
             snapshots: Vec::new(),
             snapshot_log: Vec::new(),
             metadata_log: Vec::new(),
-            sort_orders: vec![SortOrder { order_id: 0, fields: Vec::new() }],
+            sort_orders: vec![SortOrder { order_id: 0, fields: Vec::new(), other: BTreeMap::new() }],
             default_sort_order_id: 0,
             refs: BTreeMap::new(),
             statistics: Vec::new(),

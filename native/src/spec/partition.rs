@@ -434,9 +434,15 @@ pub fn parse_partitioning(text: &str, schema: &ArrowSchema) -> Result<PartitionS
             return Err(Error::invalid(format!("partitioning names '{name}' twice")));
         }
         let field_id = FIRST_PARTITION_FIELD_ID + fields.len() as i32;
-        fields.push(PartitionField { source_id, field_id, name, transform: transform.to_string() });
+        fields.push(PartitionField {
+            source_id,
+            field_id,
+            name,
+            transform: transform.to_string(),
+            other: Default::default(),
+        });
     }
-    Ok(PartitionSpec { spec_id: 0, fields })
+    Ok(PartitionSpec { spec_id: 0, fields, other: Default::default() })
 }
 
 /// Parses a declared sort order (`id, ts DESC NULLS LAST`; ASC is NULLS FIRST and DESC NULLS
@@ -476,6 +482,7 @@ pub fn parse_sort_order(text: &str, schema: &ArrowSchema) -> Result<Vec<SortFiel
                 source_id,
                 direction: direction.to_owned(),
                 null_order: nulls.to_owned(),
+                other: Default::default(),
             })
         })
         .collect()

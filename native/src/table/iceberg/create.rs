@@ -102,7 +102,7 @@ impl Table {
             metadata.partition_specs = vec![spec];
         }
         if let Some(fields) = definition.order.filter(|o| !o.is_empty()) {
-            metadata.sort_orders.push(SortOrder { order_id: 1, fields });
+            metadata.sort_orders.push(SortOrder { order_id: 1, fields, other: Default::default() });
             metadata.default_sort_order_id = 1;
         }
         if definition.format_version == Some(3) {
@@ -246,7 +246,7 @@ fn replacement<'a>(
                     field.field_id = next.last_partition_id;
                 }
                 let spec_id = next.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
-                next.partition_specs.push(PartitionSpec { spec_id, fields });
+                next.partition_specs.push(PartitionSpec { spec_id, fields, other: Default::default() });
                 next.default_spec_id = spec_id;
             }
         }
@@ -254,7 +254,7 @@ fn replacement<'a>(
             None => 0,
             Some(fields) => {
                 let order_id = next.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
-                next.sort_orders.push(SortOrder { order_id, fields });
+                next.sort_orders.push(SortOrder { order_id, fields, other: Default::default() });
                 order_id
             }
         };

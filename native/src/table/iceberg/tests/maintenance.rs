@@ -197,6 +197,17 @@ fn fields_this_library_does_not_model_survive_its_commits() {
         json["schemas"][0]["fields"][1]["doc"] = serde_json::json!("a name");
         json["statistics"] = statistics.clone();
         json["partition-statistics"] = partition_statistics.clone();
+        // Specs and orders, and their fields, with keys this library does not know.
+        json["partition-specs"][0]["x-spec-note"] = serde_json::json!("kept");
+        json["partition-specs"].as_array_mut().unwrap().push(serde_json::json!({"spec-id": 1, "x-spec-note": 1,
+            "fields": [{"source-id": 1, "field-id": 1000, "name": "id_bucket", "transform": "bucket[4]", "x-field-note": [1]}]}));
+        json["last-partition-id"] = serde_json::json!(1000);
+        json["sort-orders"][0]["x-order-note"] = serde_json::json!(true);
+        json["sort-orders"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"order-id": 1, "fields": [{"transform": "identity",
+            "source-id": 1, "direction": "asc", "null-order": "nulls-first", "x-field-note": {"a": 1}}]}));
     });
     let before: serde_json::Value = {
         let t = Table::load(&location, &HashMap::new()).unwrap();
@@ -208,7 +219,15 @@ fn fields_this_library_does_not_model_survive_its_commits() {
     table.delete_where(Some(&filter)).unwrap();
     let after: serde_json::Value =
         serde_json::from_slice(&table.storage.get(&metadata_file(table.version.number)).unwrap()).unwrap();
-    for key in ["encryption-keys", "a-later-field", "statistics", "partition-statistics", "schemas"] {
+    for key in [
+        "encryption-keys",
+        "a-later-field",
+        "statistics",
+        "partition-statistics",
+        "schemas",
+        "partition-specs",
+        "sort-orders",
+    ] {
         assert_eq!(after[key], before[key], "{key}");
     }
     assert_eq!(after["refs"]["main"]["min-snapshots-to-keep"], 5);
