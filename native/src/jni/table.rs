@@ -170,7 +170,7 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_exportSchema<'l>(
 ) {
     entry(&mut env, |_| {
         let cell = table_of(handle)?;
-        let schema = lock(&cell).arrow_schema()?;
+        let schema = lock(&cell).described_schema()?;
         export_schema(&schema, schema_address)
     })
 }
@@ -413,21 +413,33 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_rollbackToNative<'l>(
     })
 }
 
-/// Adds the one field of the exported schema at `schema_address` as a new column.
+/// Adds the one field of the exported schema at `schema_address` as a new column, with the default
+/// `default` (the spec's JSON single value; null: none) when given.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_hyperstream_jni_NativeTable_addColumnNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
     schema_address: jlong,
+    default: JString<'l>,
 ) {
-    entry(&mut env, |_| {
+    entry(&mut env, |env| {
         let cell = table_of(handle)?;
         let schema = import_schema(schema_address)?;
         let [field] = schema.fields().iter().collect::<Vec<_>>()[..] else {
             return Err(Error::invalid(format!("a new column is one field, got {}", schema.fields().len())).into());
         };
-        lock(&cell).add_column(field)?;
+        let default = match default.is_null() {
+            true => None,
+            false => {
+                let text = string(env, &default)?;
+                let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                    Error::invalid(format!("the default {text} of column '{}' is not JSON: {e}", field.name()))
+                })?;
+                Some(value)
+            }
+        };
+        lock(&cell).add_column_with_default(field, default.as_ref())?;
         Ok(())
     })
 }

@@ -79,6 +79,11 @@ pub use properties::*;
 use reader::*;
 pub use write::{TableWriter, DEFAULT_TARGET_FILE_SIZE, TARGET_FILE_SIZE};
 
+/// Field metadata of [`Table::described_schema`]: a column's `initial-default` (the value of rows
+/// written before it existed) and `write-default` (of rows written without it), as JSON.
+pub const INITIAL_DEFAULT: &str = "iceberg.initial-default";
+pub const WRITE_DEFAULT: &str = "iceberg.write-default";
+
 /// An open table at one metadata version.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -362,6 +367,32 @@ impl Table {
     /// The current schema as Arrow (field ids in `PARQUET:field_id`, vectors as fixed-size lists).
     pub fn arrow_schema(&self) -> Result<SchemaRef> {
         Ok(Arc::new(self.metadata.current_schema()?.to_arrow(&self.vectors())?))
+    }
+
+    /// [`Table::arrow_schema`] with each column's defaults in its field metadata, under
+    /// [`INITIAL_DEFAULT`] and [`WRITE_DEFAULT`] (the spec's JSON single values): the schema the
+    /// engines are shown, which they take a column's default from.
+    pub fn described_schema(&self) -> Result<SchemaRef> {
+        let schema = self.metadata.current_schema()?;
+        let arrow = self.arrow_schema()?;
+        let fields: Vec<arrow::datatypes::FieldRef> = arrow
+            .fields()
+            .iter()
+            .map(|field| {
+                let Some(column) = schema.fields.iter().find(|f| &f.name == field.name()) else {
+                    return field.clone();
+                };
+                let mut metadata = field.metadata().clone();
+                for (key, value) in [(INITIAL_DEFAULT, &column.initial_default), (WRITE_DEFAULT, &column.write_default)]
+                {
+                    if let Some(value) = value {
+                        metadata.insert(key.to_owned(), value.to_string());
+                    }
+                }
+                Arc::new(field.as_ref().clone().with_metadata(metadata))
+            })
+            .collect();
+        Ok(Arc::new(ArrowSchema::new_with_metadata(fields, arrow.metadata().clone())))
     }
 
     /// The `initial-default` of each column that has one, by name: the value of rows written before

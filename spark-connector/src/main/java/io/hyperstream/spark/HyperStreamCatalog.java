@@ -98,6 +98,12 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
         }
     }
 
+    /** Column defaults: ALTER TABLE ... ADD COLUMN ... DEFAULT, and Spark fills them into INSERT, UPDATE and MERGE. */
+    @Override
+    public java.util.Set<org.apache.spark.sql.connector.catalog.TableCatalogCapability> capabilities() {
+        return java.util.Set.of(org.apache.spark.sql.connector.catalog.TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE);
+    }
+
     @Override
     public String name() {
         return name;
@@ -315,6 +321,12 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
             TableCatalog.PROP_LOCATION, TableCatalog.PROP_EXTERNAL, TableCatalog.PROP_IS_MANAGED_LOCATION);
 
     static Definition definition(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
+        for (StructField field : schema.fields()) {
+            if (field.metadata().contains(SparkTypes.CURRENT_DEFAULT)) {
+                throw new UnsupportedOperationException("column '" + field.name() + "' of " + ident + " has a DEFAULT: a new table takes "
+                        + "column defaults by ALTER TABLE ... ADD COLUMN ... DEFAULT (format version 3), not yet in CREATE TABLE");
+            }
+        }
         Map<String, Integer> vectors = new HashMap<>();
         Map<String, String> kept = new HashMap<>();
         Map<String, String> vectorIndexes = new HashMap<>();
@@ -477,7 +489,10 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
             }
             StructType column = new StructType(new StructField[] {new StructField(name, add.dataType(), add.isNullable(), Metadata.empty())});
             org.apache.arrow.vector.types.pojo.Field field = SparkTypes.toArrowSchema(column, Map.of()).getFields().get(0);
-            return table -> table.addColumn(allocator, field);
+            // ADD COLUMN ... DEFAULT: the value Spark evaluated, as the column's initial and write default.
+            String defaultJson = add.defaultValue() == null ? null
+                    : SparkTypes.defaultJson(name, add.defaultValue().getValue().value(), add.dataType());
+            return table -> table.addColumn(allocator, field, defaultJson);
         }
         if (change instanceof TableChange.DeleteColumn drop) {
             String name = topLevel(ident, drop.fieldNames());

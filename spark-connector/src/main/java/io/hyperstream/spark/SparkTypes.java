@@ -26,9 +26,95 @@ final class SparkTypes {
     static StructType toStructType(Schema schema) {
         List<StructField> fields = new ArrayList<>();
         for (Field field : schema.getFields()) {
-            fields.add(new StructField(field.getName(), toDataType(field), field.isNullable(), Metadata.empty()));
+            DataType type = toDataType(field);
+            fields.add(new StructField(field.getName(), type, field.isNullable(), defaults(field, type)));
         }
         return new StructType(fields.toArray(StructField[]::new));
+    }
+
+    /** Spark's keys of a column's default: for rows written without it, and for rows written before it existed. */
+    static final String CURRENT_DEFAULT = "CURRENT_DEFAULT";
+    static final String EXISTS_DEFAULT = "EXISTS_DEFAULT";
+
+    /**
+     * A column's Iceberg defaults as Spark's column metadata: {@code write-default} as
+     * {@code CURRENT_DEFAULT} (Spark fills it into an INSERT that omits the column, and
+     * {@code DEFAULT} in UPDATE and MERGE), {@code initial-default} as {@code EXISTS_DEFAULT}.
+     */
+    private static Metadata defaults(Field field, DataType type) {
+        Map<String, String> metadata = field.getMetadata() == null ? Map.of() : field.getMetadata();
+        String write = metadata.get(NativeTable.WRITE_DEFAULT);
+        String initial = metadata.get(NativeTable.INITIAL_DEFAULT);
+        if (write == null && initial == null) {
+            return Metadata.empty();
+        }
+        org.apache.spark.sql.types.MetadataBuilder builder = new org.apache.spark.sql.types.MetadataBuilder();
+        if (write != null) {
+            builder.putString(CURRENT_DEFAULT, defaultSql(field.getName(), write, type));
+        }
+        builder.putString(EXISTS_DEFAULT, defaultSql(field.getName(), initial != null ? initial : write, type));
+        return builder.build();
+    }
+
+    /** Iceberg's JSON single value of a default as a Spark SQL expression of {@code type}. */
+    static String defaultSql(String column, String json, DataType type) {
+        com.fasterxml.jackson.databind.JsonNode value;
+        try {
+            value = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("the default of column '" + column + "' is not JSON: " + json, e);
+        }
+        if (value.isNull()) {
+            return "NULL";
+        }
+        if (type instanceof org.apache.spark.sql.types.BinaryType) {
+            return "X'" + value.asText().replace("-", "") + "'";
+        }
+        String text = value.isTextual() ? value.asText() : value.toString();
+        return "CAST('" + text.replace("\\", "\\\\").replace("'", "\\'") + "' AS " + type.sql() + ")";
+    }
+
+    /**
+     * A default Spark evaluated ({@code value} in Spark's internal form, of {@code type}) as
+     * Iceberg's JSON single value; null for a NULL default (no default).
+     */
+    static String defaultJson(String column, Object value, DataType type) {
+        if (value == null) {
+            return null;
+        }
+        com.fasterxml.jackson.databind.node.JsonNodeFactory json = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
+        com.fasterxml.jackson.databind.JsonNode node;
+        if (type instanceof org.apache.spark.sql.types.BooleanType) {
+            node = json.booleanNode((Boolean) value);
+        } else if (type instanceof org.apache.spark.sql.types.ByteType || type instanceof org.apache.spark.sql.types.ShortType
+                || type instanceof org.apache.spark.sql.types.IntegerType || type instanceof org.apache.spark.sql.types.LongType) {
+            node = json.numberNode(((Number) value).longValue());
+        } else if (type instanceof org.apache.spark.sql.types.FloatType || type instanceof org.apache.spark.sql.types.DoubleType) {
+            double d = ((Number) value).doubleValue();
+            if (!Double.isFinite(d)) {
+                throw new IllegalArgumentException("the default of column '" + column + "' is " + d
+                        + ": Iceberg's defaults take finite numbers only");
+            }
+            node = type instanceof org.apache.spark.sql.types.FloatType ? json.numberNode(((Number) value).floatValue()) : json.numberNode(d);
+        } else if (type instanceof org.apache.spark.sql.types.StringType) {
+            node = json.textNode(value.toString());
+        } else if (type instanceof DecimalType) {
+            node = json.textNode(((org.apache.spark.sql.types.Decimal) value).toJavaBigDecimal().toPlainString());
+        } else if (type instanceof org.apache.spark.sql.types.DateType) {
+            node = json.textNode(java.time.LocalDate.ofEpochDay((Integer) value).toString());
+        } else if (type instanceof org.apache.spark.sql.types.TimestampType || type instanceof org.apache.spark.sql.types.TimestampNTZType) {
+            long micros = (Long) value;
+            java.time.LocalDateTime at = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
+                    (int) Math.floorMod(micros, 1_000_000L) * 1000, java.time.ZoneOffset.UTC);
+            String text = at.format(java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS"));
+            node = json.textNode(type instanceof org.apache.spark.sql.types.TimestampType ? text + "+00:00" : text);
+        } else if (type instanceof org.apache.spark.sql.types.BinaryType) {
+            node = json.textNode(java.util.HexFormat.of().withUpperCase().formatHex((byte[]) value));
+        } else {
+            throw new IllegalArgumentException("column '" + column + "' of type " + type.sql()
+                    + " cannot have a default: Iceberg's defaults are single values of primitive types");
+        }
+        return node.toString();
     }
 
     /**

@@ -128,7 +128,17 @@ public final class NativeTable extends NativeHandle {
         return location;
     }
 
-    /** The current schema (fields carry their Iceberg ids as {@code PARQUET:field_id}). */
+    /**
+     * Field metadata of {@link #schema}: a column's {@code initial-default} (the value of rows
+     * written before it existed) and {@code write-default} (of rows written without it), as JSON.
+     */
+    public static final String INITIAL_DEFAULT = "iceberg.initial-default";
+    public static final String WRITE_DEFAULT = "iceberg.write-default";
+
+    /**
+     * The current schema (fields carry their Iceberg ids as {@code PARQUET:field_id}, and their
+     * defaults under {@link #INITIAL_DEFAULT} and {@link #WRITE_DEFAULT}).
+     */
     public Schema schema(BufferAllocator allocator) {
         return call(h -> ArrowStreams.importSchema(allocator, address -> exportSchema(h, address)));
     }
@@ -214,10 +224,20 @@ public final class NativeTable extends NativeHandle {
      * file is rewritten. A fixed-size list of floats is a vector column of that dimension.
      */
     public void addColumn(BufferAllocator allocator, Field column) {
+        addColumn(allocator, column, null);
+    }
+
+    /**
+     * As {@link #addColumn(BufferAllocator, Field)}, with a default {@code defaultJson} (Iceberg's
+     * JSON single value: {@code 5}, {@code "text"}, {@code "2024-01-31"}; null for none): rows
+     * written before read it ({@code initial-default}), and so do rows written without the column
+     * ({@code write-default}). Defaults need format version 3; a column with one may be NOT NULL.
+     */
+    public void addColumn(BufferAllocator allocator, Field column, String defaultJson) {
         run(h -> {
             try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
                 Data.exportSchema(allocator, new Schema(List.of(column)), null, ffi);
-                addColumnNative(h, ffi.memoryAddress());
+                addColumnNative(h, ffi.memoryAddress(), defaultJson);
             }
         });
     }
@@ -913,7 +933,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native void rollbackToNative(long handle, long snapshotId);
 
-    private static native void addColumnNative(long handle, long schemaAddress);
+    private static native void addColumnNative(long handle, long schemaAddress, String defaultJson);
 
     /** Renames {@code column}, or drops it when {@code newName} is null. */
     private static native void renameColumnNative(long handle, String column, String newName);
