@@ -120,8 +120,9 @@ final class HyperStreamConnector implements Connector {
 
     @Override
     public Set<io.trino.spi.connector.ConnectorCapabilities> getCapabilities() {
-        // Columns keep NOT NULL (Iceberg's required fields).
-        return Set.of(io.trino.spi.connector.ConnectorCapabilities.NOT_NULL_COLUMN_CONSTRAINT);
+        // Columns keep NOT NULL (Iceberg's required fields) and DEFAULT (format version 3 defaults).
+        return Set.of(io.trino.spi.connector.ConnectorCapabilities.NOT_NULL_COLUMN_CONSTRAINT,
+                io.trino.spi.connector.ConnectorCapabilities.DEFAULT_COLUMN_VALUE);
     }
 
     @Override

@@ -128,15 +128,19 @@ final class TableChanges {
         }
     }
 
-    /** ALTER TABLE ADD COLUMN: a nullable column, last; rows written before read it as null. */
+    /**
+     * ALTER TABLE ADD COLUMN, last: rows written before read null, or the column's DEFAULT (format
+     * version 3: its initial and write default, which Trino fills into an INSERT that omits it).
+     */
     static void addColumn(ConnectorTableHandle table, ColumnMetadata column, io.trino.spi.connector.ColumnPosition position) {
         if (!(position instanceof io.trino.spi.connector.ColumnPosition.Last)) {
             throw new TrinoException(NOT_SUPPORTED, "new columns of HyperStream tables go last");
         }
         org.apache.arrow.vector.types.pojo.Field field = TableCreation.field(column);
+        String defaultJson = column.getDefaultValue().map(sql -> TrinoDefaults.toJson(column.getName(), sql, column.getType())).orElse(null);
         alter(table, stored -> {
             try (BufferAllocator allocator = Allocators.child("trino-add-column")) {
-                stored.addColumn(allocator, field);
+                stored.addColumn(allocator, field, defaultJson);
             }
         });
     }

@@ -162,6 +162,10 @@ final class TableCreation {
             if (column.isHidden()) {
                 continue;
             }
+            if (column.getDefaultValue().isPresent()) {
+                throw new TrinoException(io.trino.spi.StandardErrorCode.NOT_SUPPORTED, "column '" + column.getName() + "' has a DEFAULT: a new "
+                        + "table takes column defaults by ALTER TABLE ... ADD COLUMN ... DEFAULT (format version 3), not yet in CREATE TABLE");
+            }
             Integer dimension = (Integer) column.getProperties().get(DIMENSION);
             if (dimension == null) {
                 dimension = vectors.remove(column.getName());

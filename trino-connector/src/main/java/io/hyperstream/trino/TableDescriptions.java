@@ -114,8 +114,10 @@ final class TableDescriptions {
                 List<HyperStreamColumnHandle> columns = new ArrayList<>();
                 for (int i = 0; i < schema.getFields().size(); i++) {
                     Field field = schema.getFields().get(i);
-                    columns.add(new HyperStreamColumnHandle(field.getName(), TrinoTypes.toTrinoType(field), i,
-                            field.isNullable()));
+                    io.trino.spi.type.Type type = TrinoTypes.toTrinoType(field);
+                    String defaultJson = field.getMetadata() == null ? null : field.getMetadata().get(NativeTable.WRITE_DEFAULT);
+                    columns.add(new HyperStreamColumnHandle(field.getName(), type, i, field.isNullable(),
+                            TrinoDefaults.toSql(defaultJson, type)));
                 }
                 for (String name : lineage) {
                     columns.add(new HyperStreamColumnHandle(name, io.trino.spi.type.BigintType.BIGINT, columns.size(), true));
