@@ -556,14 +556,18 @@ fn fields_from_json(v: &Value) -> Result<Vec<NestedField>> {
 }
 
 impl Schema {
-    /// The schema as table metadata's `schemas` entries spell it.
+    /// The schema as table metadata's `schemas` entries spell it (as Iceberg Java does, without
+    /// `identifier-field-ids` when there are none).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "struct",
             "schema-id": self.schema_id,
-            "identifier-field-ids": self.identifier_field_ids,
             "fields": self.fields.iter().map(field_to_json).collect::<Vec<_>>(),
-        })
+        });
+        if !self.identifier_field_ids.is_empty() {
+            schema["identifier-field-ids"] = json!(self.identifier_field_ids);
+        }
+        schema
     }
 
     /// Parses a `schemas` entry of table metadata.

@@ -878,6 +878,118 @@ class IcebergInteropTest {
         assertEquals(2, planned, "theirs and ours of partition 100");
     }
 
+    /**
+     * Iceberg Java writes a format version 3 table that uses what its metadata can hold (column docs
+     * and defaults, a partition spec, a sort order, a branch and a tag with retention, statistics and
+     * partition statistics files, properties); our append changes its metadata JSON only where an
+     * append must (a new snapshot, its log entries, main's snapshot, the counters) and keeps every
+     * other field as written, and Iceberg Java reads the result.
+     */
+    @Test
+    void anAppendOfOursChangesIcebergJavasMetadataOnlyWhereAnAppendMust() throws Exception {
+        String location = dir.resolve("their-metadata").toString();
+        org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
+                Types.NestedField.required(1, "id", Types.LongType.get(), "the row's key"),
+                Types.NestedField.optional(2, "name", Types.StringType.get()),
+                Types.NestedField.optional(3, "score", Types.DoubleType.get()));
+        PartitionSpec spec = PartitionSpec.builderFor(schema).truncate("id", 1000).build();
+        org.apache.iceberg.SortOrder order = org.apache.iceberg.SortOrder.builderFor(schema).asc("id").desc("score").build();
+        Table iceberg = new HadoopTables(new Configuration()).create(schema, spec, order,
+                Map.of("format-version", "3", "owner.team", "them", "write.metadata.metrics.default", "full"), location);
+        org.apache.iceberg.PartitionKey key = new org.apache.iceberg.PartitionKey(spec, schema);
+        GenericRecord first = GenericRecord.create(schema);
+        first.setField("id", 0L);
+        key.partition(first);
+        iceberg.newAppend().appendFile(writeWithIceberg(iceberg, location + "/data/id_trunc=0/a.parquet", 0, 50, key)).commit();
+        long snapshot = iceberg.currentSnapshot().snapshotId();
+        iceberg.updateSchema().addColumn("flag", Types.IntegerType.get(), "set later", org.apache.iceberg.expressions.Literal.of(3)).commit();
+        iceberg.manageSnapshots().createBranch("audit", snapshot).setMinSnapshotsToKeep("audit", 3).setMaxSnapshotAgeMs("audit", 86_400_000L)
+                .createTag("v1", snapshot).setMaxRefAgeMs("v1", 7 * 86_400_000L).commit();
+        String stats = location + "/metadata/stats.puffin";
+        String partitionStats = location + "/metadata/partition-stats.parquet";
+        Files.write(Path.of(stats), new byte[] {1, 2, 3, 4});
+        Files.write(Path.of(partitionStats), new byte[] {1, 2, 3, 4});
+        iceberg.updateStatistics().setStatistics(new org.apache.iceberg.GenericStatisticsFile(snapshot, stats, 4, 0, List.of(
+                new org.apache.iceberg.GenericBlobMetadata("apache-datasketches-theta-v1", snapshot, 1, List.of(1), Map.of("ndv", "50"))))).commit();
+        iceberg.updatePartitionStatistics().setPartitionStatistics(org.apache.iceberg.ImmutableGenericPartitionStatisticsFile.builder()
+                .snapshotId(snapshot).path(partitionStats).fileSizeInBytes(4).build()).commit();
+        iceberg.updateProperties().set("commit.retry.num-retries", "7").commit();
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        java.util.function.Supplier<com.fasterxml.jackson.databind.JsonNode> current = () -> {
+            String file = ((org.apache.iceberg.HasTableOperations) iceberg).operations().refresh().metadataFileLocation();
+            try {
+                return json.readTree((file.startsWith("file:") ? Path.of(java.net.URI.create(file)) : Path.of(file)).toFile());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        com.fasterxml.jackson.databind.JsonNode before = current.get();
+
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            table.append(allocator, rows(50, 60, new Schema(arrowSchema().getFields().subList(0, 3))));
+        }
+        com.fasterxml.jackson.databind.JsonNode after = current.get();
+
+        java.util.Set<String> changing = java.util.Set.of("last-sequence-number", "last-updated-ms", "current-snapshot-id", "snapshots",
+                "snapshot-log", "metadata-log", "refs", "next-row-id");
+        List<String> keys = new java.util.ArrayList<>();
+        before.fieldNames().forEachRemaining(keys::add);
+        List<String> keysAfter = new java.util.ArrayList<>();
+        after.fieldNames().forEachRemaining(keysAfter::add);
+        assertEquals(new java.util.TreeSet<>(keys), new java.util.TreeSet<>(keysAfter), "the same fields");
+        for (String field : keys) {
+            if (!changing.contains(field)) {
+                assertEquals(before.get(field), after.get(field), field);
+            }
+        }
+        // Lists grow by one entry each, keeping theirs as written.
+        for (String list : List.of("snapshots", "snapshot-log", "metadata-log")) {
+            assertEquals(before.get(list).size() + 1, after.get(list).size(), list);
+            for (int i = 0; i < before.get(list).size(); i++) {
+                assertEquals(before.get(list).get(i), after.get(list).get(i), list + "[" + i + "]");
+            }
+        }
+        com.fasterxml.jackson.databind.JsonNode added = after.get("snapshots").get(after.get("snapshots").size() - 1);
+        assertEquals(before.get("current-snapshot-id"), added.get("parent-snapshot-id"));
+        assertEquals("append", added.get("summary").get("operation").asText());
+        assertEquals(before.get("current-schema-id"), added.get("schema-id"));
+        assertEquals(after.get("current-snapshot-id"), added.get("snapshot-id"));
+        assertEquals(before.get("last-sequence-number").asLong() + 1, after.get("last-sequence-number").asLong());
+        assertEquals(before.get("next-row-id").asLong() + 10, after.get("next-row-id").asLong(), "ten new rows took ten row ids");
+        // Refs: main moves to the new snapshot, keeping its other fields; the branch and the tag are as written.
+        List<String> refs = new java.util.ArrayList<>();
+        before.get("refs").fieldNames().forEachRemaining(refs::add);
+        assertEquals(List.of("audit", "main", "v1"), refs.stream().sorted().toList());
+        for (String ref : refs) {
+            com.fasterxml.jackson.databind.node.ObjectNode was = before.get("refs").get(ref).deepCopy();
+            com.fasterxml.jackson.databind.node.ObjectNode is = after.get("refs").get(ref).deepCopy();
+            if (ref.equals("main")) {
+                assertEquals(after.get("current-snapshot-id"), is.remove("snapshot-id"));
+                was.remove("snapshot-id");
+            }
+            assertEquals(was, is, ref);
+        }
+        // A row-level delete of ours changes no more of what they wrote.
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(1, table.deleteWhere(Filters.eq("id", 3L)).deletedRows());
+        }
+        com.fasterxml.jackson.databind.JsonNode deleted = current.get();
+        for (String field : keys) {
+            if (!changing.contains(field)) {
+                assertEquals(before.get(field), deleted.get(field), field + " after a delete");
+            }
+        }
+        for (String ref : List.of("audit", "v1")) {
+            assertEquals(before.get("refs").get(ref), deleted.get("refs").get(ref), ref + " after a delete");
+        }
+        // Iceberg Java reads the table: their rows, ours, and the default of the column added after both were written.
+        iceberg.refresh();
+        Map<Long, Record> rows = read(IcebergGenerics.read(iceberg).build());
+        assertEquals(59, rows.size());
+        assertEquals(3, rows.get(55L).getField("flag"), "our rows take the column's write default");
+        assertEquals(3, rows.get(5L).getField("flag"), "their rows read its initial default");
+    }
+
     @Test
     void badInputIsNamedAndCommitsNothing() throws Exception {
         String location = dir.resolve("bad").toString();
