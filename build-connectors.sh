@@ -17,7 +17,8 @@
 #           and through a Trino coordinator with two workers, on one stored table,
 #           or with "topk [rows] [queries]" the exact top-10 through Spark and Trino against the native call,
 #           or with "oracles [seeds] [queries] [first seed]" the long runs of the query oracles (the tests run 2 or 3 seeds)
-#           and of the differential tier against Iceberg's Spark runtime (the tests run 3)
+#           and of the differential tiers against Iceberg's Spark runtime (the tests run 3) and Trino's Iceberg
+#           connector (the tests run 2)
 #   --cuda  compile the CUDA backend into the library (kernels are compiled at run time; no CUDA
 #           toolkit is needed to build)
 #
@@ -222,6 +223,9 @@ case "$command" in
       step "tables shared with Iceberg's Spark runtime, long run: $seeds seeds from $first against the model (Spark 3.5 line)"
       maven -pl tests/spark-3.5 verify -Dtest=IcebergDifferentialTest -Dhyperstream.differential.seeds="$seeds" \
         -Dhyperstream.differential.seed="$first" -Dsurefire.failIfNoSpecifiedTests=false
+      step "tables shared with Trino's Iceberg connector in a real Trino server, long run: $seeds seeds from $first"
+      maven -pl tests/trino-server verify -Dtest=TrinoIcebergCompanyTest -Dhyperstream.company.seeds="$seeds" \
+        -Dhyperstream.company.seed="$first" -Dsurefire.failIfNoSpecifiedTests=false
     elif [ "${1:-}" = scale ]; then
       shift
       rows=${1:-100000} dim=${2:-768} queries=${3:-50} files=${4:-4} efc=${5:-200}

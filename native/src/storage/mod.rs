@@ -27,6 +27,10 @@ pub struct Storage {
     location: String,
     /// The directory of a local location, which [`Storage::map`] memory-maps from.
     local: Option<std::path::PathBuf>,
+    /// How a local location was spelled before its path (`file://`, `file:` or nothing): the
+    /// paths [`Storage::uri`] writes into metadata keep it, as readers that need a scheme
+    /// (Trino's file systems) resolve them by it.
+    scheme: &'static str,
     /// What it was opened with, credentials among them: never in its `Debug` form.
     options: Arc<HashMap<String, String>>,
 }
@@ -49,7 +53,11 @@ impl Storage {
         let is_url = location.contains("://");
         if !is_url || location.starts_with("file://") {
             // `file:///d`, and `file:/d` as Iceberg Java writes local locations.
-            let dir = location.strip_prefix("file://").or_else(|| location.strip_prefix("file:")).unwrap_or(location);
+            let (scheme, dir) = match (location.strip_prefix("file://"), location.strip_prefix("file:")) {
+                (Some(dir), _) => ("file://", dir),
+                (None, Some(dir)) => ("file:", dir),
+                (None, None) => ("", location),
+            };
             let dir = std::path::absolute(dir).map_err(|e| io(dir, e))?;
             // Opening creates nothing: a write makes the folders it needs (see `put_local`), so
             // loading a table that is not there, or was just dropped, leaves no folder behind.
@@ -61,6 +69,7 @@ impl Storage {
                 root,
                 location: dir.display().to_string(),
                 local: Some(dir),
+                scheme,
             });
         }
         let url = Url::parse(location).map_err(|e| Error::invalid(format!("bad table location {location}: {e}")))?;
@@ -72,6 +81,7 @@ impl Storage {
             root,
             location: location.to_owned(),
             local: None,
+            scheme: "",
         })
     }
 
@@ -85,9 +95,10 @@ impl Storage {
         &self.location
     }
 
-    /// The full location of `relative`, as table metadata records file paths.
+    /// The full location of `relative`, as table metadata records file paths (a local location
+    /// given with a `file:` scheme keeps it).
     pub fn uri(&self, relative: &str) -> String {
-        format!("{}/{}", self.location, relative)
+        format!("{}{}/{}", self.scheme, self.location, relative)
     }
 
     /// The path relative to the location of a full file path written by [`Storage::uri`]; fails
@@ -479,6 +490,24 @@ mod tests {
         let err = crate::table::iceberg::Table::load(missing.to_str().unwrap(), &HashMap::new()).unwrap_err();
         assert!(matches!(err, Error::NotFound(_)), "{err}");
         assert!(!dir.path().join("gone").exists(), "loading a table that is not there made no folder");
+    }
+
+    #[test]
+    fn a_local_location_given_with_a_scheme_keeps_it_in_the_paths_it_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_str().unwrap();
+        for (location, written) in [
+            (format!("file://{path}"), format!("file://{path}/data/a.parquet")),
+            (format!("file:{path}"), format!("file:{path}/data/a.parquet")),
+            (path.to_owned(), format!("{path}/data/a.parquet")),
+        ] {
+            let storage = Storage::open(&location, &HashMap::new()).unwrap();
+            assert_eq!(storage.uri("data/a.parquet"), written, "{location}");
+            // Every spelling of a path inside reads back as the same file.
+            for uri in [written.as_str(), &format!("file://{path}/data/a.parquet"), &format!("{path}/data/a.parquet")] {
+                assert_eq!(storage.relative(uri).unwrap(), "data/a.parquet", "{location}: {uri}");
+            }
+        }
     }
 
     #[test]

@@ -79,6 +79,16 @@ final class TrinoNode implements AutoCloseable {
      */
     static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, Map<String, String> restCatalogs,
             String heap, List<String> moreConfig, Map<String, String> restSettings) throws IOException {
+        return start(home, role, coordinator, catalogs, restCatalogs, heap, moreConfig, restSettings, Map.of());
+    }
+
+    /**
+     * As the other {@code start}, with {@code otherCatalogs} (a catalog's name and its file's
+     * properties) of other connectors beside ours; Trino's Iceberg connector ({@code
+     * connector.name=iceberg}) is installed as a plugin of its own from {@code trino.iceberg.plugin.dir}.
+     */
+    static TrinoNode start(Path home, Role role, URI coordinator, Map<String, Path> catalogs, Map<String, String> restCatalogs,
+            String heap, List<String> moreConfig, Map<String, String> restSettings, Map<String, String> otherCatalogs) throws IOException {
         int port = freePort();
         URI discovery = coordinator == null ? URI.create("http://127.0.0.1:" + port) : coordinator;
         Path etc = Files.createDirectories(home.resolve("etc"));
@@ -104,6 +114,13 @@ final class TrinoNode implements AutoCloseable {
                     "hyperstream.rest-catalog.uri=" + catalog.getValue()));
             restSettings.forEach((key, value) -> properties.append('\n').append(key).append('=').append(value));
             Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), properties.toString() + "\n");
+        }
+
+        for (Map.Entry<String, String> catalog : otherCatalogs.entrySet()) {
+            Files.writeString(catalogDir.resolve(catalog.getKey() + ".properties"), catalog.getValue());
+            if (catalog.getValue().contains("connector.name=iceberg") && !Files.exists(home.resolve("plugin").resolve("iceberg"))) {
+                icebergPlugin(Files.createDirectories(home.resolve("plugin").resolve("iceberg")));
+            }
         }
 
         List<String> config = new ArrayList<>();
@@ -154,6 +171,24 @@ final class TrinoNode implements AutoCloseable {
             throw e;
         }
         return node;
+    }
+
+    /**
+     * Trino's Iceberg connector as a plugin directory: links to the jars of {@code
+     * trino.iceberg.plugin.dir}, and the service file naming its {@code Plugin} (Trino's plugin
+     * packaging writes that file into the zip, which Maven Central does not serve; the jar lacks it).
+     */
+    private static void icebergPlugin(Path plugin) throws IOException {
+        try (var jars = Files.list(Path.of(property("trino.iceberg.plugin.dir")))) {
+            for (Path jar : jars.toList()) {
+                Files.createSymbolicLink(plugin.resolve(jar.getFileName()), jar);
+            }
+        }
+        try (var out = new java.util.jar.JarOutputStream(Files.newOutputStream(plugin.resolve("iceberg-plugin-service.jar")))) {
+            out.putNextEntry(new java.util.jar.JarEntry("META-INF/services/io.trino.spi.Plugin"));
+            out.write("io.trino.plugin.iceberg.IcebergPlugin\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            out.closeEntry();
+        }
     }
 
     /** Polls {@code /v1/info} until the server says it is no longer starting. */
