@@ -50,6 +50,11 @@ final class HyperStreamPathTable implements SupportsRead, SupportsWrite, Support
         return "hyperstream:" + options.path();
     }
 
+    /** Where the table is and how it is opened. */
+    PathOptions options() {
+        return options;
+    }
+
     @Override
     public StructType schema() {
         return schema;

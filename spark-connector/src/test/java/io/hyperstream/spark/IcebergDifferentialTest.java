@@ -63,14 +63,20 @@ class IcebergDifferentialTest {
         }
     }
 
-    /** Iceberg's maintenance actions a run draws from (what its procedures of the same names run). */
-    private static final String[] MAINTENANCE = {"rewrite_data_files", "rewrite_position_delete_files", "expire_snapshots"};
+    /**
+     * The maintenance a run draws from: Iceberg's actions (what its procedures of the same names run),
+     * a tag and a branch with retention made through Iceberg's API, and ours.
+     */
+    private static final String[] MAINTENANCE = {"rewrite_data_files", "rewrite_position_delete_files", "expire_snapshots",
+        "compute_table_stats", "tag_and_branch", "our rewrite_data_files", "our expire_snapshots"};
 
-    /** One step of a run: a row change by one writer, or one of Iceberg's maintenance actions. */
+    /** One step of a run: a row change by one writer, or one maintenance action. */
     private record Step(String writer, RowChangeModel.Change change, String maintenance) {
         void run(String table) {
             if (change != null) {
                 spark.sql(SparkRowChangesTest.sql(writer + "." + table, change)).collectAsList();
+            } else if (maintenance.startsWith("our ")) {
+                ourMaintenance(maintenance.substring("our ".length()), table);
             } else {
                 icebergMaintenance(maintenance, "ice." + table);
             }
@@ -79,7 +85,7 @@ class IcebergDifferentialTest {
         @Override
         public String toString() {
             if (change == null) {
-                return "Iceberg's " + maintenance;
+                return maintenance.startsWith("our ") ? maintenance : "Iceberg's " + maintenance;
             }
             String sql = SparkRowChangesTest.sql(writer + ".diff.t", change);
             return sql.length() > 160 ? sql.substring(0, 160) + "..." : sql;
@@ -97,6 +103,20 @@ class IcebergDifferentialTest {
             Class<?> tableClass = Class.forName("org.apache.iceberg.Table");
             Object loaded = Class.forName("org.apache.iceberg.spark.Spark3Util").getMethod("loadIcebergTable", SparkSession.class, String.class)
                     .invoke(null, spark, table);
+            if (name.equals("tag_and_branch")) {
+                // A tag and a branch at the current snapshot, the branch keeping two snapshots and a day's worth.
+                Object current = tableClass.getMethod("currentSnapshot").invoke(loaded);
+                long at = (Long) Class.forName("org.apache.iceberg.Snapshot").getMethod("snapshotId").invoke(current);
+                Class<?> manage = Class.forName("org.apache.iceberg.ManageSnapshots");
+                Object m = tableClass.getMethod("manageSnapshots").invoke(loaded);
+                String suffix = Long.toString(at).replace("-", "m");
+                m = manage.getMethod("createTag", String.class, long.class).invoke(m, "tag_" + suffix, at);
+                m = manage.getMethod("createBranch", String.class, long.class).invoke(m, "branch_" + suffix, at);
+                m = manage.getMethod("setMinSnapshotsToKeep", String.class, int.class).invoke(m, "branch_" + suffix, 2);
+                m = manage.getMethod("setMaxSnapshotAgeMs", String.class, long.class).invoke(m, "branch_" + suffix, 86_400_000L);
+                manage.getMethod("commit").invoke(m);
+                return;
+            }
             Class<?> actions = Class.forName("org.apache.iceberg.spark.actions.SparkActions");
             Object all = actions.getMethod("get", SparkSession.class).invoke(null, spark);
             Class<?> action = Class.forName("org.apache.iceberg.actions.Action");
@@ -105,6 +125,7 @@ class IcebergDifferentialTest {
                         .invoke(actions.getMethod("rewriteDataFiles", tableClass).invoke(all, loaded), "min-input-files", "2");
                 case "rewrite_position_delete_files" -> action.getMethod("option", String.class, String.class)
                         .invoke(actions.getMethod("rewritePositionDeletes", tableClass).invoke(all, loaded), "rewrite-all", "true");
+                case "compute_table_stats" -> actions.getMethod("computeTableStats", tableClass).invoke(all, loaded);
                 default -> {
                     Class<?> expire = Class.forName("org.apache.iceberg.actions.ExpireSnapshots");
                     Object e = expire.getMethod("expireOlderThan", long.class)
@@ -117,6 +138,26 @@ class IcebergDifferentialTest {
             throw e.getCause() instanceof RuntimeException r ? r : new RuntimeException(e.getCause());
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("Iceberg's Spark runtime lacks " + e.getMessage(), e);
+        }
+    }
+
+    /** Our maintenance of the table, through the library as our procedures run it (Spark 3.5 has no CALL). */
+    private static void ourMaintenance(String name, String table) {
+        try {
+            org.apache.spark.sql.connector.catalog.TableCatalog lake = (org.apache.spark.sql.connector.catalog.TableCatalog)
+                    spark.sessionState().catalogManager().catalog("lake");
+            String[] parts = table.split("\\.");
+            PathOptions options = ((HyperStreamPathTable) lake.loadTable(
+                    org.apache.spark.sql.connector.catalog.Identifier.of(new String[] {parts[0]}, parts[1]))).options();
+            try (io.hyperstream.jni.NativeTable t = io.hyperstream.jni.NativeTable.load(options.path(), options.storage())) {
+                if (name.equals("rewrite_data_files")) {
+                    t.rewriteDataFiles(1_048_576);
+                } else {
+                    t.expireSnapshots(System.currentTimeMillis() + 1, 2);
+                }
+            }
+        } catch (org.apache.spark.sql.catalyst.analysis.NoSuchTableException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -158,15 +199,20 @@ class IcebergDifferentialTest {
         boolean partitioned = random.nextBoolean();
         String granularity = random.nextBoolean() ? "partition" : "file";
         String creator = random.nextBoolean() ? "lake" : "ice";
+        // How Iceberg's own row-level commands change rows (ours are merge-on-read either way). Iceberg's
+        // copy-on-write of a format version 3 table needs its session extensions on Spark 3.5 (they add
+        // the row lineage columns its writer expects), which this session cannot hold: version 2 only.
+        boolean copyOnWrite = random.nextBoolean() && version == 2;
+        String mode = copyOnWrite ? "copy-on-write" : "merge-on-read";
         String table = "diff.t";
         spark.sql("DROP TABLE IF EXISTS ice." + table + " PURGE");
         spark.sql("CREATE TABLE " + creator + "." + table + " (id BIGINT NOT NULL, grp BIGINT, val DOUBLE, tag STRING, embedding ARRAY<FLOAT>) "
                 + "USING " + (creator.equals("lake") ? "hyperstream" : "iceberg") + (partitioned ? " PARTITIONED BY (grp)" : "")
-                + " TBLPROPERTIES ('format-version' = '" + version + "', 'write.delete.mode' = 'merge-on-read', "
-                + "'write.update.mode' = 'merge-on-read', 'write.merge.mode' = 'merge-on-read', "
+                + " TBLPROPERTIES ('format-version' = '" + version + "', 'write.delete.mode' = '" + mode + "', "
+                + "'write.update.mode' = '" + mode + "', 'write.merge.mode' = '" + mode + "', "
                 + "'write.delete.granularity' = '" + granularity + "')");
         String setup = "seed " + seed + " (format version " + version + ", " + (partitioned ? "partitioned by grp" : "unpartitioned")
-                + ", delete granularity " + granularity + ", made by " + creator + ")";
+                + ", " + mode + ", delete granularity " + granularity + ", made by " + creator + ")";
         RowChangeModel model = new RowChangeModel(seed);
         int changes = 0;
         List<Step> done = new ArrayList<>();
@@ -180,7 +226,7 @@ class IcebergDifferentialTest {
             done.add(step);
             try {
                 step.run(table);
-            } catch (RuntimeException e) {
+            } catch (Exception e) { // Spark's own exceptions are checked ones, thrown unchecked
                 e.printStackTrace(); // the whole trace, for the one reading the test's output
                 return setup + ": step " + done.size() + " failed: " + LocalSpark.messages(e) + "\nsteps: " + done;
             }
@@ -195,6 +241,16 @@ class IcebergDifferentialTest {
                     missing.removeAll(rows);
                     return setup + ": after step " + done.size() + " " + reader + " reads " + rows.size() + " rows where the model holds "
                             + model.size() + " (extra " + extra + ", missing " + missing + ")\nsteps: " + done;
+                }
+            }
+            // The metadata tables agree: the same snapshots and the same refs.
+            for (String metadata : new String[] {"SELECT snapshot_id FROM %s.snapshots ORDER BY snapshot_id",
+                    "SELECT name, type, snapshot_id FROM %s.refs ORDER BY name"}) {
+                List<String> ours = spark.sql(metadata.formatted("lake." + table)).collectAsList().stream().map(Object::toString).toList();
+                List<String> theirs = spark.sql(metadata.formatted("ice." + table)).collectAsList().stream().map(Object::toString).toList();
+                if (!ours.equals(theirs)) {
+                    return setup + ": after step " + done.size() + " " + metadata.formatted("...") + " differs: ours " + ours + ", Iceberg's "
+                            + theirs + "\nsteps: " + done;
                 }
             }
         }
