@@ -186,6 +186,14 @@ fn import_schema(address: jlong) -> JniResult<ArrowSchema> {
 }
 
 /// A Java `String[]` of `values`.
+/// A map as Java's `NativeTable.unflatten` reads it: key, value, key, value, ...
+fn pairs_array<'l>(
+    env: &mut Env<'l>,
+    pairs: impl IntoIterator<Item = (String, String)>,
+) -> JniResult<JObjectArray<'l, JString<'l>>> {
+    string_array(env, &pairs.into_iter().flat_map(|(k, v)| [k, v]).collect::<Vec<_>>())
+}
+
 fn string_array<'l>(env: &mut Env<'l>, values: &[String]) -> JniResult<JObjectArray<'l, JString<'l>>> {
     let array = JObjectArray::<JString>::new(env, values.len(), JString::null())?;
     for (i, value) in values.iter().enumerate() {

@@ -81,7 +81,7 @@ pub extern "system" fn Java_io_hyperstream_jni_RestCatalog_namespacePropertiesNa
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let properties = in_namespace(env, &settings, &levels, RestCatalog::namespace_properties)?;
-        string_array(env, &properties.into_iter().flat_map(|(k, v)| [k, v]).collect::<Vec<_>>())
+        pairs_array(env, properties)
     })
 }
 

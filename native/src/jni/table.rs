@@ -88,14 +88,12 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_stageReplaceNative<'l
     handle: jlong,
     schema_address: jlong,
     properties: JObjectArray<'l>,
-    options: JObjectArray<'l>,
 ) -> JString<'l> {
     entry(&mut env, |env| {
         let schema = import_schema(schema_address)?;
         let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
-        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
         let cell = table_of(handle)?;
-        let staging = lock(&cell).stage_replace(&schema, properties, &options)?;
+        let staging = lock(&cell).stage_replace(&schema, properties)?;
         Ok(JString::new(env, staging)?)
     })
 }
@@ -110,16 +108,14 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_commitReplaceNative<'
     schema_address: jlong,
     properties: JObjectArray<'l>,
     files: JObjectArray<'l>,
-    options: JObjectArray<'l>,
 ) -> jlong {
     entry(&mut env, |env| {
         let staging = string(env, &staging)?;
         let schema = import_schema(schema_address)?;
         let properties: BTreeMap<String, String> = pairs(env, &properties)?.into_iter().collect();
         let files = data_files_arg(env, &files)?;
-        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
         let cell = table_of(handle)?;
-        let snapshot = lock(&cell).commit_replace(&staging, &schema, properties, files, &options)?;
+        let snapshot = lock(&cell).commit_replace(&staging, &schema, properties, files)?;
         Ok(snapshot)
     })
 }
@@ -131,14 +127,12 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_abortReplaceNative<'l
     _class: JClass<'l>,
     handle: jlong,
     staging: JString<'l>,
-    options: JObjectArray<'l>,
 ) {
     entry(&mut env, |env| {
         let staging = string(env, &staging)?;
-        let options: HashMap<String, String> = pairs(env, &options)?.into_iter().collect();
         let cell = table_of(handle)?;
         let table = lock(&cell).clone();
-        Ok(table.abort_replace(&staging, &options)?)
+        Ok(table.abort_replace(&staging)?)
     })
 }
 
@@ -798,9 +792,8 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_propertiesNative<'l>(
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
-        let flat: Vec<String> =
-            lock(&cell).metadata().properties.iter().flat_map(|(k, v)| [k.clone(), v.clone()]).collect();
-        string_array(env, &flat)
+        let properties = lock(&cell).metadata().properties.clone();
+        pairs_array(env, properties)
     })
 }
 
@@ -813,8 +806,22 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_taskOptionsNative<'l>
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
-        let flat: Vec<String> = lock(&cell).task_options().into_iter().flat_map(|(k, v)| [k, v]).collect();
-        string_array(env, &flat)
+        let options = lock(&cell).task_options();
+        pairs_array(env, options)
+    })
+}
+
+/// [`crate::table::iceberg::Table::storage_options`], flattened key, value, key, value, ...
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_storageOptionsNative<'l>(
+    mut env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    entry(&mut env, |env| {
+        let cell = table_of(handle)?;
+        let options = lock(&cell).storage_options();
+        pairs_array(env, options)
     })
 }
 

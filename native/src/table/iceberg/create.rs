@@ -128,22 +128,19 @@ impl Table {
 
     /// Stages a replacement (CREATE OR REPLACE TABLE ... AS SELECT, as Spark's staging catalogs
     /// do it): nothing of the table changes, and a staging table under its `staging/` folder
-    /// (opened with storage `options`) gets the definition the replacement will have, field ids
+    /// (opened with the table's own storage options, [`Table::storage_options`]; a catalog's table
+    /// too, whose staging table no catalog knows) gets the definition the replacement will have, field ids
     /// and partition spec included, so that data files written into it belong to the replaced
     /// table as they are. [`Table::commit_replace`] then commits the definition and those files
     /// as one snapshot; until then every reader sees the table as it was. Returns the staging
     /// table's location.
-    pub fn stage_replace(
-        &self,
-        schema: &ArrowSchema,
-        properties: BTreeMap<String, String>,
-        options: &HashMap<String, String>,
-    ) -> Result<String> {
+    pub fn stage_replace(&self, schema: &ArrowSchema, properties: BTreeMap<String, String>) -> Result<String> {
         self.writable()?;
         Definition::of(schema, properties.clone(), 0)?;
         let mut staged = self.metadata.clone();
         replacement(schema, &properties)(&mut staged)?;
-        let storage = Storage::open(&format!("{}/staging/{}", self.location(), uuid::Uuid::new_v4()), options)?;
+        let storage =
+            Storage::open(&format!("{}/staging/{}", self.location(), uuid::Uuid::new_v4()), self.storage.options())?;
         staged.location = storage.location().to_owned();
         staged.table_uuid = uuid::Uuid::new_v4().to_string();
         staged.current_snapshot_id = None;
@@ -170,11 +167,10 @@ impl Table {
         schema: &ArrowSchema,
         properties: BTreeMap<String, String>,
         files: Vec<DataFile>,
-        options: &HashMap<String, String>,
     ) -> Result<i64> {
         self.writable()?;
         self.check_inside(&files)?;
-        let staged = self.staging_table(staging, options)?;
+        let staged = self.staging_table(staging)?;
         let staged_schema = staged.metadata.current_schema()?.fields.clone();
         let staged_spec =
             staged.metadata.partition_specs.iter().find(|s| s.spec_id == staged.metadata.default_spec_id).cloned();
@@ -200,18 +196,18 @@ impl Table {
 
     /// Abandons a replacement staged at `staging`: the staging table goes with every file written
     /// into it (none of them is the table's); the table is as it was.
-    pub fn abort_replace(&self, staging: &str, options: &HashMap<String, String>) -> Result<()> {
+    pub fn abort_replace(&self, staging: &str) -> Result<()> {
         self.writable()?;
-        self.staging_table(staging, options)?.storage.delete_table_files()
+        self.staging_table(staging)?.storage.delete_table_files()
     }
 
     /// The staging table at `staging`, which must lie in this table's `staging/` folder.
-    fn staging_table(&self, staging: &str, options: &HashMap<String, String>) -> Result<Table> {
+    fn staging_table(&self, staging: &str) -> Result<Table> {
         let inside = self.storage.relative(staging).ok().and_then(|r| r.strip_prefix("staging/"));
         if !inside.is_some_and(|name| !name.is_empty() && !name.contains('/')) {
             return Err(Error::invalid(format!("{staging} is not a staging table of {}", self.location())));
         }
-        Table::load_from(Storage::open(staging, options)?, Arc::new(FileSystemOperations))
+        Table::load_from(Storage::open(staging, self.storage.options())?, Arc::new(FileSystemOperations))
     }
 }
 

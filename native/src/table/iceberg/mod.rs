@@ -200,11 +200,17 @@ impl Table {
     /// so a task neither calls the catalog nor holds its secret. A table of the file-system layout:
     /// its storage options.
     pub fn task_options(&self) -> HashMap<String, String> {
-        let mut options = self.storage.options().clone();
+        let mut options = self.storage_options();
         if self.operations.tasks_open_metadata_file() {
             options.insert(crate::table::rest::METADATA_LOCATION.to_owned(), self.version.location.clone());
         }
         options
+    }
+
+    /// The options its storage was opened with: a catalog's table, those the catalog vended for it
+    /// (never the catalog's URI or credential); a table of the file-system layout, all it was given.
+    pub fn storage_options(&self) -> HashMap<String, String> {
+        self.storage.options().clone()
     }
 
     fn at(storage: Storage, version: Version, metadata: TableMetadata, operations: Arc<dyn TableOperations>) -> Self {

@@ -278,7 +278,7 @@ fn a_staged_replacement_commits_its_definition_and_rows_as_one_snapshot_or_nothi
         .unwrap()
     };
     // CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id > 5: the stage reads the old rows.
-    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    let staging = table.stage_replace(&replacement, properties.clone()).unwrap();
     assert_eq!(ids(&table, table.metadata().current_snapshot()).len(), 10, "the stage changed nothing");
     let reopened = Table::load(&location, &HashMap::new()).unwrap();
     assert_eq!(reopened.metadata().current_snapshot_id, Some(first), "readers see the table as it was");
@@ -286,7 +286,7 @@ fn a_staged_replacement_commits_its_definition_and_rows_as_one_snapshot_or_nothi
     let written = stage
         .write_data_files(RecordBatchIterator::new([Ok(rows((6..10).collect()))], Arc::new(replacement.clone())))
         .unwrap();
-    let replaced = table.commit_replace(&staging, &replacement, properties.clone(), written, &HashMap::new()).unwrap();
+    let replaced = table.commit_replace(&staging, &replacement, properties.clone(), written).unwrap();
     let reopened = Table::load(&location, &HashMap::new()).unwrap();
     assert_eq!(reopened.metadata().current_snapshot_id, Some(replaced));
     assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), [6, 7, 8, 9]);
@@ -302,20 +302,20 @@ fn a_staged_replacement_commits_its_definition_and_rows_as_one_snapshot_or_nothi
     assert_eq!(ids(&reopened, reopened.metadata().current_snapshot()), [6, 7, 8, 9]);
 
     // An aborted stage leaves nothing; a stage the table moved away from conflicts.
-    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    let staging = table.stage_replace(&replacement, properties.clone()).unwrap();
     let stage = Table::load(&staging, &HashMap::new()).unwrap();
     let written =
         stage.write_data_files(RecordBatchIterator::new([Ok(rows(vec![1]))], Arc::new(replacement.clone()))).unwrap();
-    table.abort_replace(&staging, &HashMap::new()).unwrap();
+    table.abort_replace(&staging).unwrap();
     assert!(!std::path::Path::new(&written[0].file_path).exists(), "its files went with it");
     assert!(table.storage.list("staging").unwrap().iter().all(|p| !p.starts_with(&staging[location.len() + 1..])));
     assert_eq!(ids(&table, table.metadata().current_snapshot()), [6, 7, 8, 9]);
-    let staging = table.stage_replace(&replacement, properties.clone(), &HashMap::new()).unwrap();
+    let staging = table.stage_replace(&replacement, properties.clone()).unwrap();
     table.add_column(&Field::new("late", DataType::Int32, true)).unwrap();
-    let conflict = table.commit_replace(&staging, &replacement, properties, Vec::new(), &HashMap::new());
+    let conflict = table.commit_replace(&staging, &replacement, properties, Vec::new());
     assert!(matches!(conflict, Err(Error::CommitConflict(_))), "{conflict:?}");
-    assert!(table.stage_replace(&replacement, BTreeMap::new(), &HashMap::new()).is_ok());
-    let outside = table.commit_replace(&location, &replacement, BTreeMap::new(), Vec::new(), &HashMap::new());
+    assert!(table.stage_replace(&replacement, BTreeMap::new()).is_ok());
+    let outside = table.commit_replace(&location, &replacement, BTreeMap::new(), Vec::new());
     assert!(matches!(outside, Err(Error::InvalidArgument(m)) if m.contains("not a staging table")));
 }
 

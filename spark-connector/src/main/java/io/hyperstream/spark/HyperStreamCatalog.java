@@ -410,10 +410,11 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
     }
 
     /**
-     * REPLACE TABLE [AS SELECT]: atomic. Nothing of the table changes until the write commits; its
-     * rows are written into a staging table with the new definition, then definition and rows
-     * become one new snapshot of the same table (its history kept). A failed write leaves the table
-     * as it was. (A REST catalog's table is still replaced by a drop and a create.)
+     * REPLACE TABLE [AS SELECT]: atomic, in a directory catalog and a REST catalog alike. Nothing of
+     * the table changes until the write commits; its rows are written into a staging table with the
+     * new definition, then definition and rows become one new snapshot of the same table (its
+     * history kept; a REST catalog's through one commit of the catalog). A failed write leaves the
+     * table as it was.
      */
     @Override
     public StagedTable stageReplace(Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
@@ -441,21 +442,15 @@ public final class HyperStreamCatalog implements FunctionCatalog, StagingTableCa
     private StagedTable stagedReplace(Identifier ident, Catalog.TableRef ref, StructType schema, Transform[] partitions,
             Map<String, String> properties) throws NoSuchNamespaceException {
         Definition definition = definition(ident, schema, partitions, properties);
-        if (tables instanceof RestCatalog) {
-            purgeTable(ident);
-            try {
-                return stageCreate(ident, schema, partitions, properties);
-            } catch (TableAlreadyExistsException raced) {
-                throw new IllegalStateException("table " + ident + " was created by another writer while it was replaced", raced);
-            }
-        }
         try (BufferAllocator allocator = Allocators.child("spark-stage");
                 NativeTable table = NativeTable.load(ref.location(), ref.options())) {
-            String staging = table.stageReplace(allocator, definition.schema(), definition.kept(), ref.options());
+            String staging = table.stageReplace(allocator, definition.schema(), definition.kept());
+            // The staging table is opened with the table's storage options alone: no catalog knows it.
+            Map<String, String> storage = table.storageOptions();
             Map<String, String> options = new HashMap<>();
             options.put("path", staging);
-            ref.options().forEach((key, value) -> options.put("storage." + key, value));
-            try (NativeTable staged = NativeTable.load(staging, ref.options())) {
+            storage.forEach((key, value) -> options.put("storage." + key, value));
+            try (NativeTable staged = NativeTable.load(staging, storage)) {
                 return new StagedReplace(ident.toString(), ref, staging, PathOptions.from(options), definition,
                         SparkTypes.toStructType(staged.schema(allocator)));
             }

@@ -77,7 +77,7 @@ final class StagedReplace implements StagedTable, SupportsWrite {
         try (BufferAllocator allocator = Allocators.child("spark-replace");
                 NativeTable table = NativeTable.load(target.location(), target.options())) {
             try {
-                table.commitReplace(allocator, staging, definition.schema(), definition.kept(), written(), target.options());
+                table.commitReplace(allocator, staging, definition.schema(), definition.kept(), written());
             } catch (CommitStateUnknownException unknown) {
                 maybeCommitted = true;
                 throw unknown;
@@ -92,7 +92,7 @@ final class StagedReplace implements StagedTable, SupportsWrite {
             return;
         }
         try (NativeTable table = NativeTable.load(target.location(), target.options())) {
-            table.abortReplace(staging, target.options());
+            table.abortReplace(staging);
         }
     }
 

@@ -152,6 +152,34 @@ class SparkRestCatalogTest {
     }
 
     /**
+     * CREATE OR REPLACE TABLE ... AS SELECT on a REST catalog's table is atomic, as in a directory
+     * catalog: the rewrite-in-place idiom keeps exactly the selected rows in one new snapshot of the
+     * same table (one commit of the catalog, history kept), and a failing query leaves the table as it was.
+     */
+    @Test
+    void createOrReplaceAsSelectOfARestTableReplacesInOneCommitOrNotAtAll() throws Exception {
+        sql("CREATE NAMESPACE IF NOT EXISTS lake.redo");
+        sql("CREATE TABLE lake.redo.u (id BIGINT, name STRING) USING hyperstream");
+        sql("INSERT INTO lake.redo.u VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+        long before = sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0);
+        String uuid = catalogSays("namespaces/redo/tables/u").replaceAll("(?s).*\"table-uuid\"\\s*:\\s*\"([^\"]+)\".*", "$1");
+        sql("CREATE OR REPLACE TABLE lake.redo.u USING hyperstream AS SELECT * FROM lake.redo.u WHERE id > 1");
+        assertEquals(List.of(2L, 3L), sql("SELECT id FROM lake.redo.u ORDER BY id").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(before + 1, sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0), "one new snapshot, history kept");
+        assertTrue(catalogSays("namespaces/redo/tables/u").contains(uuid), "the same table");
+        // A query that fails part way: the table keeps its rows and gains no snapshot.
+        assertThrows(Exception.class, () -> sql("CREATE OR REPLACE TABLE lake.redo.u USING hyperstream AS "
+                + "SELECT id, assert_true(id < 3) AS name FROM lake.redo.u"));
+        assertEquals(List.of(2L, 3L), sql("SELECT id FROM lake.redo.u ORDER BY id").stream().map(r -> r.getLong(0)).toList());
+        assertEquals(before + 1, sql("SELECT count(*) FROM lake.redo.u.snapshots").get(0).getLong(0));
+        // A new definition: the same table, its new columns.
+        sql("CREATE OR REPLACE TABLE lake.redo.u USING hyperstream AS SELECT id, id * 2.0 AS score FROM lake.redo.u");
+        assertEquals(List.of("[2,4.0]", "[3,6.0]"), sql("SELECT id, score FROM lake.redo.u ORDER BY id").stream().map(Object::toString).toList());
+        sql("DROP TABLE lake.redo.u PURGE");
+        sql("DROP NAMESPACE lake.redo");
+    }
+
+    /**
      * The catalog's token stays in the driver's catalog: the tasks Spark ships (input partitions,
      * writer factories of appends and row-level changes) open the table at its metadata file, and
      * neither they nor EXPLAIN hold the token; the tasks still read and write.

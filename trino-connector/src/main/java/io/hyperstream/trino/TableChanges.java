@@ -65,16 +65,14 @@ final class TableChanges {
                 .map(ColumnMetadata::getType).toList();
         Optional<Catalog.TableRef> existing = replace ? config.storedTable(name) : Optional.empty();
         if (existing.isPresent()) {
-            if (config.tables().filter(io.hyperstream.jni.RestCatalog.class::isInstance).isPresent()) {
-                throw new TrinoException(NOT_SUPPORTED, "CREATE OR REPLACE TABLE ... AS SELECT on a REST catalog's table is not "
-                        + "supported yet: CREATE OR REPLACE TABLE, then INSERT");
-            }
-            // Atomic: the rows go into a staging table with the new definition, and the commit makes
-            // definition and rows one snapshot; until then, and after a failure, the table is as it was.
-            String staging = TableCreation.stageReplace(existing.get(), tableMetadata);
-            replacing.put(session.getQueryId(), new Staged(existing.get(), staging, tableMetadata));
+            // Atomic, in a directory catalog and a REST catalog alike: the rows go into a staging table
+            // with the new definition (opened with the table's storage options alone: no catalog knows
+            // it), and the commit makes definition and rows one snapshot; until then, and after a
+            // failure, the table is as it was.
+            Catalog.TableRef staging = TableCreation.stageReplace(existing.get(), tableMetadata);
+            replacing.put(session.getQueryId(), new Staged(existing.get(), staging.location(), tableMetadata));
             return new HyperStreamTableInsertHandle(new HyperStreamTableInsertHandle.SchemaTableNameRecord(
-                    name.getSchemaName(), name.getTableName()), staging, existing.get().options(), columnTypes);
+                    name.getSchemaName(), name.getTableName()), staging.location(), staging.options(), columnTypes);
         }
         if (config.storedTable(name).isPresent()) {
             throw new TrinoException(io.trino.spi.StandardErrorCode.TABLE_ALREADY_EXISTS, "table " + name + " already exists");

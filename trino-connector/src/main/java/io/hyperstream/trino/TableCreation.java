@@ -84,16 +84,16 @@ final class TableCreation {
 
     /**
      * CREATE OR REPLACE TABLE ... AS of {@code table}, staged: nothing of the table changes, and the
-     * staging table returned (with the definition {@code metadata} gives, field ids included) takes
-     * the query's rows; {@link #commitReplace} makes definition and rows one snapshot.
+     * staging table returned (with the definition {@code metadata} gives, field ids included, and
+     * the storage options that open it) takes the query's rows; {@link #commitReplace} makes definition and rows one snapshot.
      */
-    static String stageReplace(Catalog.TableRef table, ConnectorTableMetadata metadata) {
+    static Catalog.TableRef stageReplace(Catalog.TableRef table, ConnectorTableMetadata metadata) {
         Schema schema = arrowSchema(metadata);
         Map<String, String> properties = nativeProperties(metadata);
         return nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-replace");
                     NativeTable stored = table.open()) {
-                return stored.stageReplace(allocator, schema, properties, table.options());
+                return new Catalog.TableRef(stored.stageReplace(allocator, schema, properties), stored.storageOptions());
             }
         });
     }
@@ -105,7 +105,7 @@ final class TableCreation {
         nativeCall(() -> {
             try (BufferAllocator allocator = Allocators.child("trino-replace");
                     NativeTable stored = table.open()) {
-                return stored.commitReplace(allocator, staging, schema, properties, files, table.options());
+                return stored.commitReplace(allocator, staging, schema, properties, files);
             }
         });
     }
@@ -114,7 +114,7 @@ final class TableCreation {
     static void abortReplace(Catalog.TableRef table, String staging) {
         nativeCall(() -> {
             try (NativeTable stored = table.open()) {
-                stored.abortReplace(staging, table.options());
+                stored.abortReplace(staging);
                 return null;
             }
         });

@@ -3,6 +3,7 @@ package io.hyperstream.trino;
 import static io.trino.testing.TestingSession.testSessionBuilder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hyperstream.jni.RestCatalogTestServer;
@@ -59,6 +60,35 @@ class TestCatalogSecrets {
             int at = beyondTheCatalogFile.indexOf(CANARY);
             assertFalse(at >= 0, () -> "the query info holds the catalog's token: ..."
                     + beyondTheCatalogFile.substring(Math.max(0, at - 400), Math.min(beyondTheCatalogFile.length(), at + 100)));
+        }
+    }
+
+    /**
+     * CREATE OR REPLACE TABLE ... AS on a REST catalog's table is atomic, as in a directory catalog:
+     * the rewrite-in-place idiom keeps exactly the selected rows in one new snapshot (one commit of
+     * the catalog, history kept), a failing query leaves the table as it was, and the staging
+     * writers hold no token.
+     */
+    @Test
+    void createOrReplaceAsSelectOfARestTableReplacesInOneCommitOrNotAtAll() throws Exception {
+        Path dir = Files.createTempDirectory("hyperstream-rest-replace");
+        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir);
+                DistributedQueryRunner runner = DistributedQueryRunner.builder(
+                        testSessionBuilder().setCatalog("lake").setSchema("db").build()).build()) {
+            IsolatedPlugin.install(runner);
+            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
+                    "hyperstream.rest-catalog.uri", server.uri(), "hyperstream.rest-catalog.oauth2.token", CANARY));
+            runner.execute("CREATE SCHEMA lake.db");
+            runner.execute("CREATE TABLE lake.db.t AS SELECT * FROM (VALUES (BIGINT '1', 'a'), (2, 'b'), (3, 'c')) AS v(id, name)");
+            long before = (long) runner.execute("SELECT count(*) FROM \"t$snapshots\"").getOnlyValue();
+            String plan = runner.execute("EXPLAIN CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id > 1").getMaterializedRows().toString();
+            assertFalse(plan.contains(CANARY), plan);
+            runner.execute("CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id > 1");
+            assertEquals(List.of(2L, 3L), runner.execute("SELECT id FROM t ORDER BY id").getOnlyColumn().toList());
+            assertEquals(before + 1, runner.execute("SELECT count(*) FROM \"t$snapshots\"").getOnlyValue(), "one new snapshot, history kept");
+            assertThrows(RuntimeException.class, () -> runner.execute("CREATE OR REPLACE TABLE t AS SELECT id, CAST(1 / (id - 3) AS varchar) AS name FROM t"));
+            assertEquals(List.of(2L, 3L), runner.execute("SELECT id FROM t ORDER BY id").getOnlyColumn().toList());
+            assertEquals(before + 1, runner.execute("SELECT count(*) FROM \"t$snapshots\"").getOnlyValue());
         }
     }
 }

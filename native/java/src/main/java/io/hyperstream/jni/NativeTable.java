@@ -56,17 +56,17 @@ public final class NativeTable extends NativeHandle {
 
     /**
      * Stages a replacement (CREATE OR REPLACE TABLE ... AS SELECT as Spark's staging catalogs run
-     * it): nothing of this table changes, and a staging table (opened with {@code storageOptions})
-     * gets the definition the replacement will have, so that data files written into it (at the
-     * location returned, by any writer) belong to the replaced table. {@link #commitReplace} commits
-     * definition and files as one snapshot; {@link #abortReplace} leaves the table as it was.
+     * it): nothing of this table changes, and a staging table under this table's location gets the
+     * definition the replacement will have, so that data files written into it (at the location
+     * returned, by any writer, opened with {@link #storageOptions}) belong to the replaced table.
+     * {@link #commitReplace} commits definition and files as one snapshot (through the table's
+     * catalog, for a catalog's table); {@link #abortReplace} leaves the table as it was.
      */
-    public String stageReplace(BufferAllocator allocator, Schema schema, Map<String, String> properties,
-            Map<String, String> storageOptions) {
+    public String stageReplace(BufferAllocator allocator, Schema schema, Map<String, String> properties) {
         return call(h -> {
             try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
                 Data.exportSchema(allocator, schema, null, ffi);
-                return stageReplaceNative(h, ffi.memoryAddress(), flatten(properties), flatten(storageOptions));
+                return stageReplaceNative(h, ffi.memoryAddress(), flatten(properties));
             }
         });
     }
@@ -77,20 +77,19 @@ public final class NativeTable extends NativeHandle {
      * changed since the stage fails with {@link CommitConflictException}, committing nothing.
      */
     public long commitReplace(BufferAllocator allocator, String staging, Schema schema, Map<String, String> properties,
-            String[] dataFiles, Map<String, String> storageOptions) {
+            String[] dataFiles) {
         return call(h -> {
             try (ArrowSchema ffi = ArrowSchema.allocateNew(allocator)) {
                 Data.exportSchema(allocator, schema, null, ffi);
-                return commitReplaceNative(h, staging, ffi.memoryAddress(), flatten(properties), dataFiles,
-                        flatten(storageOptions));
+                return commitReplaceNative(h, staging, ffi.memoryAddress(), flatten(properties), dataFiles);
             }
         });
     }
 
     /** Abandons a replacement staged at {@code staging}: the staging table goes with every file written into it. */
-    public void abortReplace(String staging, Map<String, String> storageOptions) {
+    public void abortReplace(String staging) {
         call(h -> {
-            abortReplaceNative(h, staging, flatten(storageOptions));
+            abortReplaceNative(h, staging);
             return null;
         });
     }
@@ -374,6 +373,15 @@ public final class NativeTable extends NativeHandle {
      */
     public Map<String, String> taskOptions() {
         return unflatten(call(NativeTable::taskOptionsNative), new java.util.HashMap<>());
+    }
+
+    /**
+     * The options its storage was opened with: a catalog's table, those the catalog vended for it
+     * (never the catalog's URI or credential); a table of a directory catalog, all it was given.
+     * What opens a staging table of {@link #stageReplace}.
+     */
+    public Map<String, String> storageOptions() {
+        return unflatten(call(NativeTable::storageOptionsNative), new java.util.HashMap<>());
     }
 
     /** The table's properties, as its metadata keeps them. */
@@ -889,12 +897,12 @@ public final class NativeTable extends NativeHandle {
 
     private static native long replaceNative(long handle, long schemaAddress, String[] properties);
 
-    private static native String stageReplaceNative(long handle, long schemaAddress, String[] properties, String[] options);
+    private static native String stageReplaceNative(long handle, long schemaAddress, String[] properties);
 
     private static native long commitReplaceNative(long handle, String staging, long schemaAddress, String[] properties,
-            String[] dataFiles, String[] options);
+            String[] dataFiles);
 
-    private static native void abortReplaceNative(long handle, String staging, String[] options);
+    private static native void abortReplaceNative(long handle, String staging);
 
     private static native long commitAppendNative(long handle, String[] dataFiles, boolean overwrite);
 
@@ -919,6 +927,8 @@ public final class NativeTable extends NativeHandle {
     private static native String[] propertiesNative(long handle);
 
     private static native String[] taskOptionsNative(long handle);
+
+    private static native String[] storageOptionsNative(long handle);
 
     private static native long purgeFilesNative(long handle);
 
