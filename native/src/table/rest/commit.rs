@@ -51,27 +51,65 @@ impl RestTable {
         Version { number: loaded.metadata.metadata_log.len() as u64 + 1, location: loaded.metadata_location.clone() }
     }
 
-    /// After a commit failed without an answer that says what happened: whether the table the
-    /// catalog has now holds the change (`next`'s new snapshots, or for a change without one, its
-    /// schema and properties).
-    fn landed(&self, base: Option<&TableMetadata>, next: &TableMetadata) -> Result<Option<LoadedTable>> {
+    /// After a commit failed without an answer that says what happened: what the table the catalog
+    /// has now says of the change. A change that adds snapshots landed when the table holds them
+    /// all, and did not when it holds none. A change to metadata alone (a rollback, an expiry, new
+    /// properties or schema) is judged by what it changes: the current snapshot, each ref, the
+    /// snapshots it removes, the properties, the current schema, spec and sort order. It landed when
+    /// the table shows all of that as the change left it, and did not when the table shows all of it
+    /// as it was before; anything else (another writer's commit in between) leaves it unknown.
+    fn landed(&self, base: Option<&TableMetadata>, next: &TableMetadata) -> Result<Landed> {
         let now = match self.load_table() {
             Ok(now) => now,
-            Err(Error::NotFound(_)) if base.is_none() => return Ok(None),
+            Err(Error::NotFound(_)) if base.is_none() => return Ok(Landed::No),
             Err(e) => return Err(e),
         };
+        if now.metadata.table_uuid != next.table_uuid {
+            return Ok(Landed::No);
+        }
         let had: BTreeSet<i64> = base.map(|b| b.snapshots.iter().map(|s| s.snapshot_id).collect()).unwrap_or_default();
         let added: Vec<i64> = next.snapshots.iter().map(|s| s.snapshot_id).filter(|id| !had.contains(id)).collect();
-        let holds = now.metadata.table_uuid == next.table_uuid
-            && match added.is_empty() {
-                false => added.iter().all(|id| now.metadata.snapshots.iter().any(|s| s.snapshot_id == *id)),
-                true => {
-                    now.metadata.properties == next.properties
-                        && now.metadata.current_schema_id == next.current_schema_id
-                }
-            };
-        Ok(holds.then_some(now))
+        let holds = |id: &i64| now.metadata.snapshots.iter().any(|s| s.snapshot_id == *id);
+        if !added.is_empty() {
+            return Ok(match (added.iter().all(holds), added.iter().any(holds)) {
+                (true, _) => Landed::Yes(Box::new(now)),
+                (false, false) => Landed::No,
+                (false, true) => Landed::Unknown,
+            });
+        }
+        let Some(base) = base else {
+            return Ok(Landed::Yes(Box::new(now)));
+        };
+        let removed: Vec<i64> =
+            had.iter().copied().filter(|id| !next.snapshots.iter().any(|s| s.snapshot_id == *id)).collect();
+        fn shows(m: &TableMetadata) -> impl PartialEq + '_ {
+            let refs: BTreeMap<&String, i64> = m.refs.iter().map(|(name, r)| (name, r.snapshot_id)).collect();
+            (
+                m.current_snapshot_id,
+                refs,
+                &m.properties,
+                m.current_schema_id,
+                m.default_spec_id,
+                m.default_sort_order_id,
+            )
+        }
+        let (changed, unchanged) = {
+            let is = shows(&now.metadata);
+            (is == shows(next) && !removed.iter().any(holds), is == shows(base) && removed.iter().all(holds))
+        };
+        Ok(match (changed, unchanged) {
+            (true, _) => Landed::Yes(Box::new(now)),
+            (false, true) => Landed::No,
+            (false, false) => Landed::Unknown,
+        })
     }
+}
+
+/// What a reload says of a commit whose answer was lost ([`RestTable::landed`]).
+enum Landed {
+    Yes(Box<LoadedTable>),
+    No,
+    Unknown,
 }
 
 impl TableOperations for RestTable {
@@ -127,9 +165,17 @@ impl RestTable {
         next: &TableMetadata,
         failure: &str,
     ) -> Result<Option<(Version, TableMetadata)>> {
+        let unknown = |why: String| {
+            Err(Error::CommitStateUnknown(format!(
+                "committing to table {} in {} failed ({failure}) and {why}: reload the table to see whether the \
+                 commit took effect, and keep the files it names",
+                self.ident,
+                self.catalog.what()
+            )))
+        };
         match self.landed(base, next) {
-            Ok(Some(now)) => Ok(Some((Self::version(&now), now.metadata))),
-            Ok(None) => Err(Error::Io {
+            Ok(Landed::Yes(now)) => Ok(Some((Self::version(&now), now.metadata))),
+            Ok(Landed::No) => Err(Error::Io {
                 path: self.catalog.what(),
                 source: std::io::Error::other(format!(
                     "committing to table {} failed ({failure}); the table, reloaded, does not hold the change: nothing \
@@ -137,12 +183,10 @@ impl RestTable {
                     self.ident
                 )),
             }),
-            Err(e) => Err(Error::CommitStateUnknown(format!(
-                "committing to table {} in {} failed ({failure}) and reloading it failed ({e}): reload the table to \
-                 see whether the commit took effect, and keep the files it names",
-                self.ident,
-                self.catalog.what()
-            ))),
+            Ok(Landed::Unknown) => {
+                unknown("the table, reloaded, was changed by another writer too, so it does not tell".to_owned())
+            }
+            Err(e) => unknown(format!("reloading it failed ({e})")),
         }
     }
 }

@@ -256,11 +256,15 @@ class RestCatalogTest {
     /**
      * The commit-state rules, against a proxy in front of the server that fails commits on purpose: a
      * 503 is retried; a 500 after the server applied the commit (its answer lost) is found landed by a
-     * reload and counts once; a 500 for a commit the server never saw is a failure with nothing committed.
+     * reload and counts once; a 500 for a commit the server never saw is a failure with nothing
+     * committed. Commits of metadata alone (a rollback, an expiry) are judged by what they change: a
+     * refused rollback is not taken for a landed one, and a change whose answer was lost while another
+     * writer also committed is unknown, its outcome left for a reload to tell.
      */
     @Test
     void commitsWhoseAnswerIsLostLandOnceAndFailedOnesLeaveNothing() throws Exception {
         java.util.Deque<String> faults = new java.util.concurrent.ConcurrentLinkedDeque<>();
+        java.util.concurrent.atomic.AtomicReference<Runnable> racer = new java.util.concurrent.atomic.AtomicReference<>();
         java.net.http.HttpClient forward = java.net.http.HttpClient.newHttpClient();
         HttpServer proxy = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         proxy.createContext("/", exchange -> {
@@ -280,7 +284,10 @@ class RestCatalogTest {
                     request.header("Content-Type", type);
                 }
                 var response = forward.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
-                if ("lost".equals(fault)) {
+                if ("lost".equals(fault) || "lost and raced".equals(fault)) {
+                    if ("lost and raced".equals(fault)) {
+                        racer.get().run(); // another writer commits before the reload
+                    }
                     exchange.sendResponseHeaders(500, -1); // applied, but the answer never arrives
                 } else {
                     exchange.sendResponseHeaders(response.statusCode(), response.body().length == 0 ? -1 : response.body().length);
@@ -312,9 +319,49 @@ class RestCatalogTest {
                 assertTrue(refused.getMessage().contains("nothing was committed") && refused.getMessage().contains("REST catalog flaky"),
                         refused.getMessage());
             }
+            long first;
             try (NativeTable table = direct.tableRef("flaky", "t").orElseThrow().open()) {
                 assertEquals(2, table.snapshots().size(), "the lost answer's commit counted once, the refused one not at all");
                 assertEquals(20, readNative(table.scan(allocator, TableVersion.CURRENT, null, 64)).size());
+                first = table.snapshots().get(0).snapshotId();
+            }
+            try (NativeTable table = flaky.tableRef("flaky", "t").orElseThrow().open()) {
+                long current = table.currentSnapshotId();
+                // A refused rollback changed nothing, and says so.
+                faults.add("refused");
+                HyperStreamIOException refused = assertThrows(HyperStreamIOException.class, () -> table.rollbackTo(first));
+                assertTrue(refused.getMessage().contains("nothing was committed"), refused.getMessage());
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    assertEquals(current, now.currentSnapshotId(), "the refused rollback did not land");
+                }
+                // A rollback whose answer was lost landed, and is found so.
+                faults.add("lost");
+                table.rollbackTo(first);
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    assertEquals(first, now.currentSnapshotId());
+                }
+                // A change whose answer was lost while another writer committed too cannot tell: unknown.
+                racer.set(() -> {
+                    try (NativeTable other = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                        other.setProperties(Map.of("raced", "yes"));
+                    }
+                });
+                faults.add("lost and raced");
+                assertThrows(CommitStateUnknownException.class, () -> table.setProperties(Map.of("mine", "1")));
+                // A refused expiry removed nothing, and says so.
+                int snapshots;
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    snapshots = now.snapshots().size();
+                }
+                try (NativeTable again = flaky.tableRef("flaky", "t").orElseThrow().open()) {
+                    faults.add("refused");
+                    HyperStreamIOException expiry = assertThrows(HyperStreamIOException.class,
+                            () -> again.expireSnapshots(System.currentTimeMillis() + 1, 1));
+                    assertTrue(expiry.getMessage().contains("nothing was committed"), expiry.getMessage());
+                }
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    assertEquals(snapshots, now.snapshots().size(), "the refused expiry removed no snapshot");
+                }
             }
         } finally {
             proxy.stop(0);
