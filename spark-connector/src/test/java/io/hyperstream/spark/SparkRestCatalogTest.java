@@ -152,6 +152,30 @@ class SparkRestCatalogTest {
     }
 
     /**
+     * A row-level change whose commit landed but whose answer was lost, and whose table could not be
+     * read back at once (the outcome unknown): Spark's abort keeps the change's new files, so the
+     * table, read again, holds the change whole (the updated rows' new versions are there).
+     */
+    @Test
+    void aRowLevelChangeOfUnknownOutcomeKeepsItsFiles() throws Exception {
+        try (io.hyperstream.jni.RestFaultProxy proxy = io.hyperstream.jni.RestFaultProxy.start(server.uri())) {
+            spark.conf().set("spark.sql.catalog.flaky", HyperStreamCatalog.class.getName());
+            spark.conf().set("spark.sql.catalog.flaky.type", "rest");
+            spark.conf().set("spark.sql.catalog.flaky.uri", proxy.uri());
+            sql("CREATE NAMESPACE IF NOT EXISTS lake.unknown");
+            sql("CREATE TABLE lake.unknown.t (id BIGINT, v BIGINT) USING hyperstream");
+            sql("INSERT INTO lake.unknown.t SELECT id, id FROM range(0, 100)");
+            proxy.faults.add(io.hyperstream.jni.RestFaultProxy.Fault.LOST_UNREADABLE);
+            Exception unknown = assertThrows(Exception.class, () -> sql("UPDATE flaky.unknown.t SET v = -v WHERE id % 10 = 0"));
+            assertTrue(LocalSpark.messages(unknown).contains("CommitStateUnknown"), LocalSpark.messages(unknown));
+            assertEquals(List.of(100L, 4950L - 2 * 450L), sql("SELECT count(*), sum(v) FROM lake.unknown.t").stream()
+                    .map(r -> List.of(r.getLong(0), r.getLong(1))).findFirst().orElseThrow(), "the change landed whole, its files kept");
+            sql("DROP TABLE lake.unknown.t PURGE");
+            sql("DROP NAMESPACE lake.unknown");
+        }
+    }
+
+    /**
      * CREATE OR REPLACE TABLE ... AS SELECT on a REST catalog's table is atomic, as in a directory
      * catalog: the rewrite-in-place idiom keeps exactly the selected rows in one new snapshot of the
      * same table (one commit of the catalog, history kept), and a failing query leaves the table as it was.

@@ -259,46 +259,13 @@ class RestCatalogTest {
      * reload and counts once; a 500 for a commit the server never saw is a failure with nothing
      * committed. Commits of metadata alone (a rollback, an expiry) are judged by what they change: a
      * refused rollback is not taken for a landed one, and a change whose answer was lost while another
-     * writer also committed is unknown, its outcome left for a reload to tell.
+     * writer also committed is unknown, its outcome left for a reload to tell. A commit whose outcome
+     * is unknown keeps its files.
      */
     @Test
     void commitsWhoseAnswerIsLostLandOnceAndFailedOnesLeaveNothing() throws Exception {
-        java.util.Deque<String> faults = new java.util.concurrent.ConcurrentLinkedDeque<>();
-        java.util.concurrent.atomic.AtomicReference<Runnable> racer = new java.util.concurrent.atomic.AtomicReference<>();
-        java.net.http.HttpClient forward = java.net.http.HttpClient.newHttpClient();
-        HttpServer proxy = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        proxy.createContext("/", exchange -> {
-            byte[] body = exchange.getRequestBody().readAllBytes();
-            boolean commit = exchange.getRequestMethod().equals("POST") && exchange.getRequestURI().getPath().contains("/tables/");
-            String fault = commit ? faults.poll() : null;
-            if ("unavailable".equals(fault) || "refused".equals(fault)) {
-                exchange.sendResponseHeaders("unavailable".equals(fault) ? 503 : 500, -1);
-                exchange.close();
-                return;
-            }
-            try {
-                var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.uri() + exchange.getRequestURI()))
-                        .method(exchange.getRequestMethod(), java.net.http.HttpRequest.BodyPublishers.ofByteArray(body));
-                String type = exchange.getRequestHeaders().getFirst("Content-Type");
-                if (type != null) {
-                    request.header("Content-Type", type);
-                }
-                var response = forward.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
-                if ("lost".equals(fault) || "lost and raced".equals(fault)) {
-                    if ("lost and raced".equals(fault)) {
-                        racer.get().run(); // another writer commits before the reload
-                    }
-                    exchange.sendResponseHeaders(500, -1); // applied, but the answer never arrives
-                } else {
-                    exchange.sendResponseHeaders(response.statusCode(), response.body().length == 0 ? -1 : response.body().length);
-                    exchange.getResponseBody().write(response.body());
-                }
-            } catch (InterruptedException e) {
-                exchange.sendResponseHeaders(502, -1);
-            }
-            exchange.close();
-        });
-        proxy.start();
+        RestFaultProxy proxy = RestFaultProxy.start(server.uri());
+        java.util.Deque<RestFaultProxy.Fault> faults = proxy.faults;
         try {
             RestCatalog direct = catalog();
             direct.createNamespace("flaky", Map.of());
@@ -307,13 +274,13 @@ class RestCatalogTest {
             try (NativeTable table = NativeTable.create(created.location(), plain, Map.of(), created.options(), allocator)) {
                 table.append(allocator, rows(allocator, 0, 10, plain));
             }
-            RestCatalog flaky = new RestCatalog("flaky", Map.of("uri", "http://127.0.0.1:" + proxy.getAddress().getPort()));
+            RestCatalog flaky = new RestCatalog("flaky", Map.of("uri", proxy.uri()));
             Catalog.TableRef through = flaky.tableRef("flaky", "t").orElseThrow();
             try (NativeTable table = through.open()) {
-                faults.addAll(List.of("unavailable", "lost"));
+                faults.addAll(List.of(RestFaultProxy.Fault.UNAVAILABLE, RestFaultProxy.Fault.LOST));
                 table.append(allocator, rows(allocator, 10, 20, plain));
                 assertTrue(faults.isEmpty());
-                faults.add("refused");
+                faults.add(RestFaultProxy.Fault.REFUSED);
                 HyperStreamIOException refused = assertThrows(HyperStreamIOException.class,
                         () -> table.append(allocator, rows(allocator, 20, 30, plain)));
                 assertTrue(refused.getMessage().contains("nothing was committed") && refused.getMessage().contains("REST catalog flaky"),
@@ -328,33 +295,47 @@ class RestCatalogTest {
             try (NativeTable table = flaky.tableRef("flaky", "t").orElseThrow().open()) {
                 long current = table.currentSnapshotId();
                 // A refused rollback changed nothing, and says so.
-                faults.add("refused");
+                faults.add(RestFaultProxy.Fault.REFUSED);
                 HyperStreamIOException refused = assertThrows(HyperStreamIOException.class, () -> table.rollbackTo(first));
                 assertTrue(refused.getMessage().contains("nothing was committed"), refused.getMessage());
                 try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
                     assertEquals(current, now.currentSnapshotId(), "the refused rollback did not land");
                 }
                 // A rollback whose answer was lost landed, and is found so.
-                faults.add("lost");
+                faults.add(RestFaultProxy.Fault.LOST);
                 table.rollbackTo(first);
                 try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
                     assertEquals(first, now.currentSnapshotId());
                 }
                 // A change whose answer was lost while another writer committed too cannot tell: unknown.
-                racer.set(() -> {
+                proxy.racer.set(() -> {
                     try (NativeTable other = direct.tableRef("flaky", "t").orElseThrow().open()) {
                         other.setProperties(Map.of("raced", "yes"));
                     }
                 });
-                faults.add("lost and raced");
+                faults.add(RestFaultProxy.Fault.LOST_AND_RACED);
                 assertThrows(CommitStateUnknownException.class, () -> table.setProperties(Map.of("mine", "1")));
+                // An append whose answer was lost and whose table cannot be read back: unknown, and its
+                // files are kept, since the commit did land.
+                int before;
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    before = readNative(now.scan(allocator, TableVersion.CURRENT, null, 64)).size();
+                }
+                faults.add(RestFaultProxy.Fault.LOST_UNREADABLE);
+                try (NativeTable again = flaky.tableRef("flaky", "t").orElseThrow().open()) {
+                    assertThrows(CommitStateUnknownException.class, () -> again.append(allocator, rows(allocator, 30, 40, plain)));
+                }
+                try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
+                    assertEquals(before + 10, readNative(now.scan(allocator, TableVersion.CURRENT, null, 64)).size(),
+                            "the append landed and its files are there");
+                }
                 // A refused expiry removed nothing, and says so.
                 int snapshots;
                 try (NativeTable now = direct.tableRef("flaky", "t").orElseThrow().open()) {
                     snapshots = now.snapshots().size();
                 }
                 try (NativeTable again = flaky.tableRef("flaky", "t").orElseThrow().open()) {
-                    faults.add("refused");
+                    faults.add(RestFaultProxy.Fault.REFUSED);
                     HyperStreamIOException expiry = assertThrows(HyperStreamIOException.class,
                             () -> again.expireSnapshots(System.currentTimeMillis() + 1, 1));
                     assertTrue(expiry.getMessage().contains("nothing was committed"), expiry.getMessage());
@@ -364,7 +345,7 @@ class RestCatalogTest {
                 }
             }
         } finally {
-            proxy.stop(0);
+            proxy.close();
         }
     }
 
