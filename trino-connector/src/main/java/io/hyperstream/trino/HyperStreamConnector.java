@@ -66,6 +66,12 @@ final class HyperStreamConnector implements Connector {
         return procedures;
     }
 
+    /** {@code ALTER TABLE ... EXECUTE}: the maintenance procedures Trino authorizes per table ({@link TableExecute}). */
+    @Override
+    public Set<io.trino.spi.connector.TableProcedureMetadata> getTableProcedures() {
+        return TableExecute.procedures();
+    }
+
     @Override
     public java.util.Optional<io.trino.spi.function.FunctionProvider> getFunctionProvider() {
         return VectorFunctions.provider();

@@ -322,6 +322,23 @@ final class HyperStreamMetadata implements ConnectorMetadata {
         TableChanges.setProperties(table, properties);
     }
 
+    /** {@code ALTER TABLE ... EXECUTE}, which Trino has authorized for the table before this is called. */
+    @Override
+    public Optional<io.trino.spi.connector.ConnectorTableExecuteHandle> getTableHandleForExecute(ConnectorSession session,
+            io.trino.spi.connector.ConnectorAccessControl accessControl, ConnectorTableHandle table, String procedureName,
+            Map<String, Object> executeProperties, RetryMode retryMode) {
+        if (!(table instanceof HyperStreamTableHandle stored)) {
+            throw new TrinoException(NOT_SUPPORTED, "arrays take no table procedure");
+        }
+        return Optional.of(TableExecute.handle(stored, procedureName, executeProperties));
+    }
+
+    @Override
+    public Map<String, Long> executeTableExecute(ConnectorSession session, io.trino.spi.connector.ConnectorTableExecuteHandle handle) {
+        TableExecute.execute(config, (HyperStreamTableExecuteHandle) handle);
+        return Map.of();
+    }
+
     @Override
     public io.trino.spi.connector.RowChangeParadigm getRowChangeParadigm(ConnectorSession session, ConnectorTableHandle table) {
         return io.trino.spi.connector.RowChangeParadigm.DELETE_ROW_AND_INSERT_ROW;

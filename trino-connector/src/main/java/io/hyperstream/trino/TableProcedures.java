@@ -83,62 +83,23 @@ final class TableProcedures {
     }
 
     public void createVectorIndex(ConnectorAccessControl accessControl, String schema, String table, String column, String definition) {
-        Catalog.TableRef location = location(accessControl, schema, table, column);
-        nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
-                return stored.createVectorIndex(column, definition == null ? "{}" : definition);
-            }
-        });
+        createVectorIndex(location(accessControl, schema, table, column), column, definition);
     }
 
     public void dropVectorIndex(ConnectorAccessControl accessControl, String schema, String table, String column) {
-        Catalog.TableRef location = location(accessControl, schema, table, column);
-        nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
-                return stored.dropVectorIndex(column);
-            }
-        });
+        dropVectorIndex(location(accessControl, schema, table, column), column);
     }
 
     public void removeOrphanFiles(ConnectorAccessControl accessControl, String schema, String table, Double olderThanHours) {
-        if (olderThanHours == null || !(olderThanHours >= 0)) {
-            // NaN too; the library refuses cutoffs younger than a day (a writer may be about to commit).
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be a number of hours, at least 24, got "
-                    + olderThanHours);
-        }
-        Catalog.TableRef location = location(accessControl, schema, table);
-        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
-        nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
-                return stored.removeOrphanFiles(cutoff);
-            }
-        });
+        removeOrphanFiles(location(accessControl, schema, table), olderThanHours);
     }
 
     public void expireSnapshots(ConnectorAccessControl accessControl, String schema, String table, Double olderThanHours, Long retainLast) {
-        if (olderThanHours == null || !(olderThanHours >= 0) || retainLast == null || retainLast < 1) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
-                    + "at least 1, got " + olderThanHours + " and " + retainLast);
-        }
-        Catalog.TableRef location = location(accessControl, schema, table);
-        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
-        nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
-                return stored.expireSnapshots(cutoff, Math.toIntExact(retainLast));
-            }
-        });
+        expireSnapshots(location(accessControl, schema, table), olderThanHours, retainLast);
     }
 
     public void rewriteDataFiles(ConnectorAccessControl accessControl, String schema, String table, Long targetRows) {
-        if (targetRows == null || targetRows < 1) {
-            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "target_rows must be positive, got " + targetRows);
-        }
-        Catalog.TableRef location = location(accessControl, schema, table);
-        nativeCall(() -> {
-            try (NativeTable stored = location.open()) {
-                return stored.rewriteDataFiles(targetRows);
-            }
-        });
+        rewriteDataFiles(location(accessControl, schema, table), targetRows);
     }
 
     public void rollbackToSnapshot(ConnectorAccessControl accessControl, String schema, String table, Long snapshotId) {
@@ -150,6 +111,63 @@ final class TableProcedures {
             try (NativeTable stored = location.open()) {
                 stored.rollbackTo(snapshotId);
                 return null;
+            }
+        });
+    }
+
+    // The maintenance itself, of a table the caller may change: the CALL procedures above and the
+    // ALTER TABLE ... EXECUTE table procedures of TableExecute both run it.
+
+    static void createVectorIndex(Catalog.TableRef table, String column, String definition) {
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                return stored.createVectorIndex(column, definition == null ? "{}" : definition);
+            }
+        });
+    }
+
+    static void dropVectorIndex(Catalog.TableRef table, String column) {
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                return stored.dropVectorIndex(column);
+            }
+        });
+    }
+
+    static void removeOrphanFiles(Catalog.TableRef table, Double olderThanHours) {
+        if (olderThanHours == null || !(olderThanHours >= 0)) {
+            // NaN too; the library refuses cutoffs younger than a day (a writer may be about to commit).
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be a number of hours, at least 24, got "
+                    + olderThanHours);
+        }
+        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                return stored.removeOrphanFiles(cutoff);
+            }
+        });
+    }
+
+    static void expireSnapshots(Catalog.TableRef table, Double olderThanHours, Long retainLast) {
+        if (olderThanHours == null || !(olderThanHours >= 0) || retainLast == null || retainLast < 1) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "older_than_hours must be zero or more and retain_last "
+                    + "at least 1, got " + olderThanHours + " and " + retainLast);
+        }
+        long cutoff = System.currentTimeMillis() - (long) (olderThanHours * 3_600_000);
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                return stored.expireSnapshots(cutoff, Math.toIntExact(retainLast));
+            }
+        });
+    }
+
+    static void rewriteDataFiles(Catalog.TableRef table, Long targetRows) {
+        if (targetRows == null || targetRows < 1) {
+            throw new TrinoException(HYPERSTREAM_INVALID_ARGUMENT, "target_rows must be positive, got " + targetRows);
+        }
+        nativeCall(() -> {
+            try (NativeTable stored = table.open()) {
+                return stored.rewriteDataFiles(targetRows);
             }
         });
     }

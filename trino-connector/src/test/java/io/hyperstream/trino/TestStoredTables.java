@@ -552,6 +552,25 @@ class TestStoredTables {
         assertTrue(e.getMessage().contains("snapshot 42 does not exist"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute("CALL lake.system.rewrite_data_files('maint', 't', 0)"));
         assertTrue(e.getMessage().contains("target_rows must be positive"), e.getMessage());
+        // The same maintenance as table procedures, which Trino authorizes per table.
+        runner.execute("DELETE FROM maint.t WHERE id < 10");
+        runner.execute("INSERT INTO maint.t VALUES (1000, 'x')");
+        MaterializedRow now = runner.execute(totals).getMaterializedRows().get(0);
+        runner.execute("ALTER TABLE maint.t EXECUTE optimize");
+        assertEquals(now, runner.execute(totals).getMaterializedRows().get(0));
+        try (NativeTable table = NativeTable.load(location, Map.of())) {
+            assertEquals(1, table.dataFiles(TableVersion.CURRENT).length, "optimize compacted the table");
+        }
+        runner.execute("ALTER TABLE maint.t EXECUTE optimize(target_rows => 100)");
+        assertEquals(now, runner.execute(totals).getMaterializedRows().get(0));
+        runner.execute("ALTER TABLE maint.t EXECUTE expire_snapshots(older_than_hours => 0, retain_last => 1)");
+        assertEquals(1L, runner.execute("SELECT count(*) FROM maint.\"t$snapshots\"").getOnlyValue());
+        runner.execute("ALTER TABLE maint.t EXECUTE remove_orphan_files");
+        assertEquals(now, runner.execute(totals).getMaterializedRows().get(0));
+        e = assertThrows(RuntimeException.class, () -> runner.execute("ALTER TABLE maint.t EXECUTE optimize(target_rows => 0)"));
+        assertTrue(e.getMessage().contains("target_rows must be positive"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("ALTER TABLE maint.t EXECUTE vacuum"));
+        assertTrue(e.getMessage().contains("VACUUM"), e.getMessage());
         runner.execute("DROP SCHEMA maint CASCADE");
     }
 

@@ -363,10 +363,12 @@ class TestVectorPushdown {
         e = assertThrows(RuntimeException.class, () -> runner.execute(
                 "CALL lake.system.create_vector_index('db', 'nope', 'embedding')"));
         assertTrue(e.getMessage().contains("table db.nope does not exist"), e.getMessage());
-        runner.execute("CALL lake.system.drop_vector_index('db', 'indexed', 'embedding')");
+        runner.execute("ALTER TABLE db.indexed EXECUTE drop_vector_index(column_name => 'embedding')");
         e = assertThrows(RuntimeException.class, () -> runner.execute(
                 "CALL lake.system.drop_vector_index('db', 'indexed', 'embedding')"));
         assertTrue(e.getMessage().contains("has no vector index"), e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> runner.execute("ALTER TABLE db.indexed EXECUTE drop_vector_index"));
+        assertTrue(e.getMessage().contains("column_name is required"), e.getMessage());
         e = assertThrows(RuntimeException.class, () -> runner.execute(Session.builder(runner.getDefaultSession())
                 .setCatalogSessionProperty("lake", "vector_search_ef", "-5").build(), sql));
         assertTrue(e.getMessage().contains("vector_search_ef must be between"), e.getMessage());

@@ -104,7 +104,12 @@ class TrinoSecurityDeploymentTest {
                 "CALL lake.system.remove_orphan_files('secret', 't', 72)",
                 "CALL lake.system.rewrite_data_files('secret', 't')",
                 "CALL lake.system.create_vector_index('secret', 't', 'emb')",
-                "CALL lake.system.drop_vector_index('secret', 't', 'emb')");
+                "CALL lake.system.drop_vector_index('secret', 't', 'emb')",
+                "ALTER TABLE lake.secret.t EXECUTE optimize",
+                "ALTER TABLE lake.secret.t EXECUTE expire_snapshots(older_than_hours => 0)",
+                "ALTER TABLE lake.secret.t EXECUTE remove_orphan_files",
+                "ALTER TABLE lake.secret.t EXECUTE create_vector_index(column_name => 'emb')",
+                "ALTER TABLE lake.secret.t EXECUTE drop_vector_index(column_name => 'emb')");
         for (String statement : statements) {
             SQLException e = assertThrows(SQLException.class, () -> execute(alice, statement), statement);
             assertTrue(e.getMessage().contains("Access Denied"), statement + ": " + e.getMessage());
