@@ -797,30 +797,22 @@ pub extern "system" fn Java_io_hyperstream_jni_NativeTable_propertiesNative<'l>(
     })
 }
 
-/// What the tasks of a query open the table with ([`crate::table::iceberg::Table::task_options`]), flattened.
+/// The table's task options ([`crate::table::iceberg::Table::task_options`]) or, when `for_tasks` is
+/// false, its storage options ([`crate::table::iceberg::Table::storage_options`]), flattened key,
+/// value, key, value, ...
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_taskOptionsNative<'l>(
+pub extern "system" fn Java_io_hyperstream_jni_NativeTable_optionsNative<'l>(
     mut env: EnvUnowned<'l>,
     _class: JClass<'l>,
     handle: jlong,
+    for_tasks: jboolean,
 ) -> JObjectArray<'l, JString<'l>> {
     entry(&mut env, |env| {
         let cell = table_of(handle)?;
-        let options = lock(&cell).task_options();
-        pairs_array(env, options)
-    })
-}
-
-/// [`crate::table::iceberg::Table::storage_options`], flattened key, value, key, value, ...
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_hyperstream_jni_NativeTable_storageOptionsNative<'l>(
-    mut env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-    handle: jlong,
-) -> JObjectArray<'l, JString<'l>> {
-    entry(&mut env, |env| {
-        let cell = table_of(handle)?;
-        let options = lock(&cell).storage_options();
+        let options = match for_tasks {
+            true => lock(&cell).task_options(),
+            false => lock(&cell).storage_options(),
+        };
         pairs_array(env, options)
     })
 }

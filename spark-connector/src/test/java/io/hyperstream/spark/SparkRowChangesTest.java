@@ -175,44 +175,9 @@ class SparkRowChangesTest {
         assertTrue(places.get(0).getString(1).endsWith(".parquet"), places.toString());
     }
 
-    /** Set to make the next call of {@code pause} wait until another writer committed. */
-    private static final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
-    private static volatile java.util.concurrent.CountDownLatch paused;
-    private static volatile java.util.concurrent.CountDownLatch resume;
-
-    /** {@code value}; armed, it waits (inside the statement that calls it) until {@link #concurrently} lets it go on. */
-    private static Long pause(Long value) throws InterruptedException {
-        if (armed.compareAndSet(true, false)) {
-            paused.countDown();
-            assertTrue(resume.await(120, java.util.concurrent.TimeUnit.SECONDS), "the other writer never finished");
-        }
-        return value;
-    }
-
-    /**
-     * Runs {@code statement} (which calls {@code pause} once it has read the table) and, while it is
-     * paused there, {@code other} to its end: another writer's commit between a change's read and its
-     * commit. The statement's failure, or null.
-     */
+    /** Runs {@code statement} and, held inside it between its read and its commit, {@code other}: its failure, or null. */
     private static Throwable concurrently(String statement, String other) throws Exception {
-        paused = new java.util.concurrent.CountDownLatch(1);
-        resume = new java.util.concurrent.CountDownLatch(1);
-        armed.set(true);
-        java.util.concurrent.CompletableFuture<Throwable> running = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            try {
-                sql(statement);
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
-        try {
-            assertTrue(paused.await(120, java.util.concurrent.TimeUnit.SECONDS), "the statement never called pause");
-            sql(other);
-        } finally {
-            resume.countDown();
-        }
-        return running.get(180, java.util.concurrent.TimeUnit.SECONDS);
+        return io.hyperstream.jni.ConcurrentCommit.between(() -> sql(statement), () -> sql(other));
     }
 
     private static List<String> rows(String t) {
@@ -228,7 +193,8 @@ class SparkRowChangesTest {
     @Test
     void serializableChangesFailWhenAConcurrentWriterAddedRowsTheyWouldHaveRead() throws Exception {
         spark.udf().register("pause", org.apache.spark.sql.functions.udf(
-                (org.apache.spark.sql.api.java.UDF1<Long, Long>) SparkRowChangesTest::pause, org.apache.spark.sql.types.DataTypes.LongType)
+                (org.apache.spark.sql.api.java.UDF1<Long, Long>) io.hyperstream.jni.ConcurrentCommit::pause,
+                org.apache.spark.sql.types.DataTypes.LongType)
                 .asNondeterministic());
         String merge = " t USING (SELECT pause(id) AS id, val FROM VALUES (7L, 71L) AS s(id, val)) s ON t.id = s.id "
                 + "WHEN MATCHED THEN UPDATE SET val = s.val WHEN NOT MATCHED THEN INSERT *";

@@ -25,16 +25,20 @@ import org.junit.jupiter.api.Test;
 class TestCatalogSecrets {
     private static final String CANARY = "canary-token-7f3a91c2";
 
+    /** A query runner with catalog {@code lake} on {@code server}, its token the canary, and schema {@code lake.db}. */
+    private static DistributedQueryRunner runner(RestCatalogTestServer server) throws Exception {
+        DistributedQueryRunner runner = DistributedQueryRunner.builder(testSessionBuilder().setCatalog("lake").setSchema("db").build()).build();
+        IsolatedPlugin.install(runner);
+        runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
+                "hyperstream.rest-catalog.uri", server.uri(), "hyperstream.rest-catalog.oauth2.token", CANARY));
+        runner.execute("CREATE SCHEMA lake.db");
+        return runner;
+    }
+
     @Test
     void theCatalogTokenNeverReachesAPlanOrTheQueryInfo() throws Exception {
         Path dir = Files.createTempDirectory("hyperstream-secrets");
-        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir);
-                DistributedQueryRunner runner = DistributedQueryRunner.builder(
-                        testSessionBuilder().setCatalog("lake").setSchema("db").build()).build()) {
-            IsolatedPlugin.install(runner);
-            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
-                    "hyperstream.rest-catalog.uri", server.uri(), "hyperstream.rest-catalog.oauth2.token", CANARY));
-            runner.execute("CREATE SCHEMA lake.db");
+        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir); DistributedQueryRunner runner = runner(server)) {
             runner.execute("CREATE TABLE lake.db.t AS SELECT * FROM (VALUES (BIGINT '1', 'a')) AS v(id, name)");
             for (String sql : List.of("EXPLAIN INSERT INTO lake.db.t VALUES (2, 'b')",
                     "EXPLAIN CREATE TABLE lake.db.u AS SELECT * FROM lake.db.t",
@@ -72,13 +76,7 @@ class TestCatalogSecrets {
     @Test
     void createOrReplaceAsSelectOfARestTableReplacesInOneCommitOrNotAtAll() throws Exception {
         Path dir = Files.createTempDirectory("hyperstream-rest-replace");
-        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir);
-                DistributedQueryRunner runner = DistributedQueryRunner.builder(
-                        testSessionBuilder().setCatalog("lake").setSchema("db").build()).build()) {
-            IsolatedPlugin.install(runner);
-            runner.createCatalog("lake", "hyperstream", Map.of("hyperstream.catalog.type", "rest",
-                    "hyperstream.rest-catalog.uri", server.uri(), "hyperstream.rest-catalog.oauth2.token", CANARY));
-            runner.execute("CREATE SCHEMA lake.db");
+        try (RestCatalogTestServer server = RestCatalogTestServer.start(dir); DistributedQueryRunner runner = runner(server)) {
             runner.execute("CREATE TABLE lake.db.t AS SELECT * FROM (VALUES (BIGINT '1', 'a'), (2, 'b'), (3, 'c')) AS v(id, name)");
             long before = (long) runner.execute("SELECT count(*) FROM \"t$snapshots\"").getOnlyValue();
             String plan = runner.execute("EXPLAIN CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id > 1").getMaterializedRows().toString();

@@ -183,54 +183,20 @@ class TestRowChanges {
         assertTrue(travel.getMessage() != null);
     }
 
-    /** Set to make the next call of {@code pause} wait until another writer committed. */
-    private static final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
-    private static volatile java.util.concurrent.CountDownLatch paused;
-    private static volatile java.util.concurrent.CountDownLatch resume;
-
-    /** {@code pause(x)}: x; armed, it waits (inside the statement that calls it) until {@link #concurrently} lets it go on. */
+    /** {@code pause(x)}: x, holding the statement that calls it while another writer commits ({@link io.hyperstream.jni.ConcurrentCommit}). */
     public static final class Pause {
         private Pause() {}
 
         @io.trino.spi.function.ScalarFunction(value = "pause", deterministic = false)
         @io.trino.spi.function.SqlType(io.trino.spi.type.StandardTypes.BIGINT)
         public static long pause(@io.trino.spi.function.SqlType(io.trino.spi.type.StandardTypes.BIGINT) long value) {
-            if (armed.compareAndSet(true, false)) {
-                paused.countDown();
-                try {
-                    resume.await(120, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            return value;
+            return io.hyperstream.jni.ConcurrentCommit.pause(value);
         }
     }
 
-    /**
-     * Runs {@code statement} (which calls {@code pause} once it has read the table) and, while it is
-     * paused there, {@code other} to its end: another writer's commit between a change's read and its
-     * commit. The statement's failure, or null.
-     */
+    /** Runs {@code statement} and, held inside it between its read and its commit, {@code other}: its failure, or null. */
     private Throwable concurrently(String statement, String other) throws Exception {
-        paused = new java.util.concurrent.CountDownLatch(1);
-        resume = new java.util.concurrent.CountDownLatch(1);
-        armed.set(true);
-        java.util.concurrent.CompletableFuture<Throwable> running = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            try {
-                runner.execute(statement);
-                return null;
-            } catch (Throwable e) {
-                return e;
-            }
-        });
-        try {
-            assertTrue(paused.await(120, java.util.concurrent.TimeUnit.SECONDS), "the statement never called pause");
-            runner.execute(other);
-        } finally {
-            resume.countDown();
-        }
-        return running.get(180, java.util.concurrent.TimeUnit.SECONDS);
+        return io.hyperstream.jni.ConcurrentCommit.between(() -> runner.execute(statement), () -> runner.execute(other));
     }
 
     private List<String> rows(String t) {

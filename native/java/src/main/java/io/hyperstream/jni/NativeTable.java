@@ -372,7 +372,7 @@ public final class NativeTable extends NativeHandle {
      * table reads and writes data files; its changes commit through the catalog.
      */
     public Map<String, String> taskOptions() {
-        return unflatten(call(NativeTable::taskOptionsNative), new java.util.HashMap<>());
+        return unflatten(call(h -> optionsNative(h, true)), new java.util.HashMap<>());
     }
 
     /**
@@ -381,7 +381,7 @@ public final class NativeTable extends NativeHandle {
      * What opens a staging table of {@link #stageReplace}.
      */
     public Map<String, String> storageOptions() {
-        return unflatten(call(NativeTable::storageOptionsNative), new java.util.HashMap<>());
+        return unflatten(call(h -> optionsNative(h, false)), new java.util.HashMap<>());
     }
 
     /** The table's properties, as its metadata keeps them. */
@@ -926,9 +926,7 @@ public final class NativeTable extends NativeHandle {
 
     private static native String[] propertiesNative(long handle);
 
-    private static native String[] taskOptionsNative(long handle);
-
-    private static native String[] storageOptionsNative(long handle);
+    private static native String[] optionsNative(long handle, boolean forTasks);
 
     private static native long purgeFilesNative(long handle);
 
