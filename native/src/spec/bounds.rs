@@ -9,6 +9,20 @@ use arrow::datatypes::{
     DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type, TimeUnit, TimestampMicrosecondType,
 };
 
+/// How many NaN values a float column holds (None for other types): its `nan_value_counts` entry.
+pub(crate) fn nan_count(column: &ArrayRef) -> Option<i64> {
+    use arrow::array::AsArray;
+    match column.data_type() {
+        DataType::Float32 => {
+            Some(column.as_primitive::<Float32Type>().iter().flatten().filter(|v| v.is_nan()).count() as i64)
+        }
+        DataType::Float64 => {
+            Some(column.as_primitive::<Float64Type>().iter().flatten().filter(|v| v.is_nan()).count() as i64)
+        }
+        _ => None,
+    }
+}
+
 /// Iceberg single-value serialization of a column's min and max, for the types bounds serve.
 pub(crate) fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
     use arrow::array::AsArray;
@@ -32,17 +46,27 @@ pub(crate) fn bounds(column: &ArrayRef) -> Option<(Vec<u8>, Vec<u8>)> {
         // A zero bound is written as the zero that admits both (-0.0 below, +0.0 above), as
         // Iceberg's Parquet writers do: SQL compares -0.0 equal to 0.0, and a reader pruning by
         // total order must not rule out a file of -0.0 for `= 0.0`.
+        // NaN is left out of the bounds and counted apart (`nan_value_counts`, [`nan_count`]), as the
+        // spec says: the bounds cover every other value.
         DataType::Float32 => {
             let a = column.as_primitive::<Float32Type>();
-            let (lo, hi) = (min(a)?, max(a)?);
+            let (lo, hi) = a
+                .iter()
+                .flatten()
+                .filter(|v| !v.is_nan())
+                .fold(None, |b: Option<(f32, f32)>, v| Some(b.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))?;
             let (lo, hi) = (if lo == 0.0 { -0.0f32 } else { lo }, if hi == 0.0 { 0.0f32 } else { hi });
-            (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            Some((lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
         }
         DataType::Float64 => {
             let a = column.as_primitive::<Float64Type>();
-            let (lo, hi) = (min(a)?, max(a)?);
+            let (lo, hi) = a
+                .iter()
+                .flatten()
+                .filter(|v| !v.is_nan())
+                .fold(None, |b: Option<(f64, f64)>, v| Some(b.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))?;
             let (lo, hi) = (if lo == 0.0 { -0.0f64 } else { lo }, if hi == 0.0 { 0.0f64 } else { hi });
-            (!lo.is_nan() && !hi.is_nan()).then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            Some((lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
         }
         DataType::Boolean => {
             let a = column.as_boolean();

@@ -145,6 +145,7 @@ impl Table {
             column_sizes: BTreeMap::new(),
             value_counts: stats.value_counts,
             null_value_counts: stats.null_counts,
+            nan_value_counts: stats.nan_counts,
             lower_bounds: stats.lower,
             upper_bounds: stats.upper,
             deletes: Vec::new(),
@@ -371,6 +372,8 @@ struct WriteStats {
     rows: u64,
     value_counts: BTreeMap<i32, i64>,
     null_counts: BTreeMap<i32, i64>,
+    /// NaN values of each float column, which its bounds leave out.
+    nan_counts: BTreeMap<i32, i64>,
     lower: BTreeMap<i32, Vec<u8>>,
     upper: BTreeMap<i32, Vec<u8>>,
     /// A distinct-value sketch of each flat column, by field id.
@@ -398,6 +401,7 @@ impl FileWriter {
             rows: 0,
             value_counts: BTreeMap::new(),
             null_counts: BTreeMap::new(),
+            nan_counts: BTreeMap::new(),
             lower: BTreeMap::new(),
             upper: BTreeMap::new(),
             sketches: Vec::new(),
@@ -447,6 +451,9 @@ impl FileWriter {
             };
             *stats.value_counts.entry(id).or_default() += column.len() as i64;
             *stats.null_counts.entry(id).or_default() += column.null_count() as i64;
+            if let Some(nans) = crate::spec::bounds::nan_count(column) {
+                *stats.nan_counts.entry(id).or_default() += nans;
+            }
             if let Some((lo, hi)) = bounds(column) {
                 let merge_lo = stats.lower.get(&id).is_none_or(|cur| less(column.data_type(), &lo, cur));
                 if merge_lo {

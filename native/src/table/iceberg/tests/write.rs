@@ -51,6 +51,49 @@ fn files_carry_counts_and_bounds_for_pruning() {
 }
 
 #[test]
+fn float_bounds_leave_nan_out_and_nan_value_counts_count_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = Arc::new(ArrowSchema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("d", DataType::Float64, true),
+        Field::new("r", DataType::Float32, true),
+    ]));
+    let batch = |ids: Vec<i64>, d: Vec<Option<f64>>, r: Vec<Option<f32>>| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(arrow::array::Float64Array::from(d)),
+                Arc::new(Float32Array::from(r)),
+            ],
+        )
+        .unwrap()
+    };
+    let mut table = Table::create(dir.path().to_str().unwrap(), &schema, BTreeMap::new(), &HashMap::new()).unwrap();
+    // One file of two batches: NaN beside the smallest and largest values in the first.
+    let batches = vec![
+        batch(vec![0, 1, 2, 3], vec![Some(1.0), Some(f64::NAN), Some(100.0), None], vec![Some(f32::NAN); 4]),
+        batch(vec![4, 5], vec![Some(5.0), Some(-0.0)], vec![Some(2.5), None]),
+    ];
+    table.append(RecordBatchIterator::new(batches.into_iter().map(Ok), schema.clone())).unwrap();
+    let files = table.data_files(table.metadata().current_snapshot()).unwrap();
+    let f = &files[0];
+    assert_eq!(
+        (f.lower_bounds[&2].as_slice(), f.upper_bounds[&2].as_slice()),
+        (&(-0.0f64).to_le_bytes()[..], &100.0f64.to_le_bytes()[..])
+    );
+    assert_eq!(
+        (f.lower_bounds[&3].as_slice(), f.upper_bounds[&3].as_slice()),
+        (&2.5f32.to_le_bytes()[..], &2.5f32.to_le_bytes()[..])
+    );
+    assert_eq!((f.nan_value_counts[&2], f.nan_value_counts[&3]), (1, 4));
+    assert!(!f.nan_value_counts.contains_key(&1), "an integer column has no NaN count");
+    // A pushed filter on a value beside the NaN finds its row.
+    let filter = Predicate::from_json(r#"{"op":"eq","column":"d","value":100.0}"#).unwrap();
+    assert_eq!(table.prune(files.clone(), Some(&filter)).unwrap().len(), 1);
+}
+
+#[test]
 fn bad_writes_are_refused_and_commit_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let location = dir.path().to_str().unwrap();
