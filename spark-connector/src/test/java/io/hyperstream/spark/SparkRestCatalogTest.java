@@ -35,8 +35,34 @@ class SparkRestCatalogTest {
     @TempDir
     static Path dir;
 
+    /** The driver's log at INFO, as a deployment keeps it, for the whole test (the console shows warnings only). */
+    private static final java.io.StringWriter driverLog = new java.io.StringWriter();
+
+    /** Adds an INFO appender writing to {@link #driverLog} to the root logger of the driver's log4j2. */
+    private static void captureDriverLog() {
+        org.apache.logging.log4j.core.LoggerContext context =
+                (org.apache.logging.log4j.core.LoggerContext) org.apache.logging.log4j.LogManager.getContext(false);
+        org.apache.logging.log4j.core.config.Configuration config = context.getConfiguration();
+        org.apache.logging.log4j.core.Appender appender = org.apache.logging.log4j.core.appender.WriterAppender.newBuilder()
+                .setName("canary-check").setTarget(driverLog)
+                .setLayout(org.apache.logging.log4j.core.layout.PatternLayout.newBuilder().withPattern("%p %c: %m%n").build()).build();
+        appender.start();
+        config.addAppender(appender);
+        org.apache.logging.log4j.core.config.LoggerConfig root = config.getRootLogger();
+        // The console keeps showing warnings only; the captured log takes INFO and above.
+        for (String name : List.copyOf(root.getAppenders().keySet())) {
+            org.apache.logging.log4j.core.Appender existing = root.getAppenders().get(name);
+            root.removeAppender(name);
+            root.addAppender(existing, org.apache.logging.log4j.Level.WARN, null);
+        }
+        root.addAppender(appender, org.apache.logging.log4j.Level.INFO, null);
+        root.setLevel(org.apache.logging.log4j.Level.INFO);
+        context.updateLoggers();
+    }
+
     @BeforeAll
     static void start() throws Exception {
+        captureDriverLog();
         server = RestCatalogTestServer.start(dir.resolve("server"));
         // The catalog "guarded" has a token, given at start as deployments give it (spark-defaults.conf,
         // --conf), where Spark's redaction covers it; and an event log, which a History Server shows.
@@ -70,6 +96,11 @@ class SparkRestCatalogTest {
             assertTrue(events.toString().contains("vault"), "the event log holds the token test's statements");
             int at = events.indexOf(CANARY);
             assertTrue(at < 0, "the token is in Spark's event log: ..." + (at < 0 ? "" : events.substring(Math.max(0, at - 300), at)));
+            // The driver's own log at INFO: Spark's jobs, stages and tasks of every statement, and ours.
+            String log = driverLog.toString();
+            assertTrue(log.contains("INFO") && log.contains("DAGScheduler"), "the driver's log was captured: " + log.length() + " chars");
+            int inLog = log.indexOf(CANARY);
+            assertTrue(inLog < 0, "the token is in the driver's log: ..." + (inLog < 0 ? "" : log.substring(Math.max(0, inLog - 300), inLog)));
         }
         if (server != null) {
             server.close();
